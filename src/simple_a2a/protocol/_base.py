@@ -1,0 +1,164 @@
+"""The base of every protocol model: ProtoJSON on the wire (spec §5.5-§5.7).
+
+ProtoJSON rules kept here, once, for every model:
+- camelCase names on output; camelCase *and* the proto's snake_case names accepted on input;
+- unset fields (``None``) and empty repeated fields are omitted on output;
+- unknown fields are ignored (spec §5.7, forward compatibility);
+- ``bytes`` travel as base64, timestamps as UTC ``YYYY-MM-DDTHH:mm:ss.sssZ`` (spec §5.6.1).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import datetime, timezone
+from typing import Annotated, Any, TypeVar
+
+import pydantic
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
+from pydantic.alias_generators import to_camel
+
+from .errors import InvalidParamsError
+
+M = TypeVar("M", bound="A2AModel")
+
+# google.protobuf.Struct
+Struct = dict[str, Any]
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or value == [] or value == {}
+
+
+def repeated() -> Any:
+    """A repeated proto field: a list in Python, omitted from JSON while empty."""
+    return Field(default_factory=list, exclude_if=_is_empty)
+
+
+def _decode_base64(value: Any) -> Any:
+    # ProtoJSON accepts standard and URL-safe base64, with or without padding.
+    if isinstance(value, str):
+        text = value.strip()
+        padded = text + "=" * (-len(text) % 4)
+        try:
+            if "-" in text or "_" in text:
+                return base64.urlsafe_b64decode(padded)
+            return base64.b64decode(padded, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ValueError("not valid base64") from exc
+    return value
+
+
+def _encode_base64(value: bytes) -> str:
+    return base64.b64encode(value).decode("ascii")
+
+
+Base64Bytes = Annotated[
+    bytes,
+    BeforeValidator(_decode_base64),
+    PlainSerializer(_encode_base64, return_type=str, when_used="json"),
+]
+
+
+def _to_utc(value: Any) -> Any:
+    if isinstance(value, datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    if isinstance(value, datetime):
+        return value.astimezone(timezone.utc)
+    return value
+
+
+def format_timestamp(value: datetime) -> str:
+    """UTC, millisecond precision, ``Z`` suffix (spec §5.6.1)."""
+    value = _to_utc(value)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def _parse_timestamp(value: Any) -> Any:
+    if isinstance(value, str):
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError as exc:
+            raise ValueError(f"not an ISO 8601 timestamp: {value!r}") from exc
+        return _to_utc(parsed)
+    return _to_utc(value)
+
+
+Timestamp = Annotated[
+    datetime,
+    BeforeValidator(_parse_timestamp),
+    PlainSerializer(format_timestamp, return_type=str, when_used="json"),
+]
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class A2AModel(BaseModel):
+    """Base of all protocol objects; see the module docstring for the wire rules."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        extra="ignore",
+        serialize_by_alias=True,
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ProtoJSON object (camelCase, unset fields omitted)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def to_json(self) -> bytes:
+        return self.__pydantic_serializer__.to_json(self, by_alias=True, exclude_none=True)
+
+    @classmethod
+    def from_dict(cls: type[M], data: Any, *, field_prefix: str = "") -> M:
+        """Validate ProtoJSON; raise :class:`InvalidParamsError` naming the bad field."""
+        try:
+            return cls.model_validate(data)
+        except pydantic.ValidationError as exc:
+            raise validation_error(exc, field_prefix) from None
+
+    @classmethod
+    def from_json(cls: type[M], data: str | bytes, *, field_prefix: str = "") -> M:
+        try:
+            return cls.model_validate_json(data)
+        except pydantic.ValidationError as exc:
+            raise validation_error(exc, field_prefix) from None
+
+
+def _field_path(loc: tuple[int | str, ...], prefix: str) -> str:
+    parts: list[str] = [prefix] if prefix else []
+    for item in loc:
+        if isinstance(item, int):
+            parts[-1:] = [f"{parts[-1]}[{item}]"] if parts else [f"[{item}]"]
+        elif item.startswith(("function-", "function-after", "union[")) or item in {
+            "str",
+            "int",
+            "dict[str,any]",
+        }:
+            continue
+        else:
+            parts.append(item)
+    return ".".join(parts)
+
+
+def validation_error(exc: pydantic.ValidationError, prefix: str = "") -> InvalidParamsError:
+    """Turn a pydantic error into the spec's invalid-params error (spec §3.3.2, §9.5).
+
+    The message names every bad field; ``google.rpc.BadRequest`` lists them for machines.
+    """
+    violations: list[dict[str, str]] = []
+    for err in exc.errors(include_url=False, include_input=False):
+        field = _field_path(tuple(err["loc"]), prefix) or prefix or "(root)"
+        msg = str(err["msg"])
+        if msg.startswith("Value error, "):
+            msg = msg[len("Value error, ") :]
+        violations.append({"field": field, "description": msg})
+    text = "; ".join(f"{v['field']}: {v['description']}" for v in violations)
+    return InvalidParamsError(f"Invalid parameters: {text}", field_violations=violations)

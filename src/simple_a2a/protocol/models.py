@@ -1,0 +1,353 @@
+"""The A2A 1.0 core objects (spec §4.1-§4.3; ``a2a.proto`` is normative).
+
+Python attributes are snake_case; the wire is ProtoJSON (see :mod:`._base`).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterable
+from enum import Enum
+from typing import Any, Generic, TypeVar
+
+from pydantic import Field, model_validator
+
+from ._base import A2AModel, Base64Bytes, Struct, Timestamp, now, repeated
+
+T = TypeVar("T")
+_E = TypeVar("_E", bound="ProtoEnum")
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class ProtoEnum(str, Enum):
+    """A proto enum: its JSON form is the value name; integers are accepted on input."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            members = list(cls)
+            if 0 <= value < len(members):
+                return members[value]
+        return None
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class TaskState(ProtoEnum):
+    """The task lifecycle states (spec §4.1.3)."""
+
+    UNSPECIFIED = "TASK_STATE_UNSPECIFIED"
+    SUBMITTED = "TASK_STATE_SUBMITTED"
+    WORKING = "TASK_STATE_WORKING"
+    COMPLETED = "TASK_STATE_COMPLETED"
+    FAILED = "TASK_STATE_FAILED"
+    CANCELED = "TASK_STATE_CANCELED"
+    INPUT_REQUIRED = "TASK_STATE_INPUT_REQUIRED"
+    REJECTED = "TASK_STATE_REJECTED"
+    AUTH_REQUIRED = "TASK_STATE_AUTH_REQUIRED"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in TERMINAL_STATES
+
+    @property
+    def is_interrupted(self) -> bool:
+        return self in INTERRUPTED_STATES
+
+
+#: No transition leaves these states (spec §4.1.3).
+TERMINAL_STATES = frozenset(
+    {TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED}
+)
+#: The task waits for the client; a stream closes here (spec §3.1.2).
+INTERRUPTED_STATES = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
+#: Where a blocking SendMessage returns and a stream ends.
+FINAL_STATES = TERMINAL_STATES | INTERRUPTED_STATES
+ACTIVE_STATES = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
+
+
+class Role(ProtoEnum):
+    UNSPECIFIED = "ROLE_UNSPECIFIED"
+    USER = "ROLE_USER"
+    AGENT = "ROLE_AGENT"
+
+
+class _ClassOrInstance(Generic[T]):
+    """``Part.text("hi")`` builds a part; ``part.text`` reads the field.
+
+    A non-data descriptor: the instance's own field value (in ``__dict__``) wins on instances,
+    the factory answers on the class.
+    """
+
+    def __init__(self, name: str, factory: Callable[..., T]) -> None:
+        self.name = name
+        self.factory = factory
+
+    def __get__(self, obj: Any, cls: Any) -> Any:
+        if obj is None:
+            return self.factory
+        return obj.__dict__.get(self.name)
+
+
+class Part(A2AModel):
+    """One piece of content: exactly one of ``text``, ``raw``, ``url`` or ``data`` (spec §4.1.6).
+
+    Build one with ``Part.text("hi")``, ``Part.data({...})``, ``Part.raw(b"...",
+    media_type=...)`` or ``Part.url("https://...")`` (also ``Part.from_text`` etc.).
+    """
+
+    text: str | None = None
+    raw: Base64Bytes | None = None
+    url: str | None = None
+    data: Any = None
+    metadata: Struct | None = None
+    filename: str | None = None
+    media_type: str | None = None
+
+    @model_validator(mode="after")
+    def _one_content(self) -> Part:
+        present = [
+            name for name in ("text", "raw", "url", "data") if self.__dict__.get(name) is not None
+        ]
+        if len(present) != 1:
+            found = ", ".join(present) if present else "none"
+            raise ValueError(
+                "a part must have exactly one of text, raw, url or data (found: " + found + ")"
+            )
+        return self
+
+    # -- factories (typed names; the short names are attached below the class) --
+    @classmethod
+    def from_text(cls, text: str, *, media_type: str | None = None, **kw: Any) -> Part:
+        return cls(text=text, media_type=media_type, **kw)
+
+    @classmethod
+    def from_data(cls, data: Any, *, media_type: str | None = None, **kw: Any) -> Part:
+        return cls(data=data, media_type=media_type, **kw)
+
+    @classmethod
+    def from_raw(
+        cls,
+        raw: bytes,
+        *,
+        media_type: str | None = None,
+        filename: str | None = None,
+        **kw: Any,
+    ) -> Part:
+        return cls(raw=raw, media_type=media_type, filename=filename, **kw)
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        *,
+        media_type: str | None = None,
+        filename: str | None = None,
+        **kw: Any,
+    ) -> Part:
+        return cls(url=url, media_type=media_type, filename=filename, **kw)
+
+    # -- predicates --
+    @property
+    def is_text(self) -> bool:
+        return self.__dict__.get("text") is not None
+
+    @property
+    def is_raw(self) -> bool:
+        return self.__dict__.get("raw") is not None
+
+    @property
+    def is_url(self) -> bool:
+        return self.__dict__.get("url") is not None
+
+    @property
+    def is_data(self) -> bool:
+        return self.__dict__.get("data") is not None
+
+    @property
+    def is_file(self) -> bool:
+        """A file part: raw bytes or a URL (0.3's ``FilePart``)."""
+        return self.is_raw or self.is_url
+
+    @property
+    def content(self) -> Any:
+        d = self.__dict__
+        for name in ("text", "raw", "url", "data"):
+            if d.get(name) is not None:
+                return d[name]
+        return None
+
+    def decoded_bytes(self) -> bytes:
+        """The bytes of the part: raw content, text as UTF-8, data as JSON."""
+        d = self.__dict__
+        if d.get("raw") is not None:
+            return bytes(d["raw"])
+        if d.get("text") is not None:
+            return str(d["text"]).encode()
+        if d.get("data") is not None:
+            return json.dumps(d["data"]).encode()
+        raise ValueError("a URL part has no inline bytes; fetch its url")
+
+
+Part.text = _ClassOrInstance("text", Part.from_text)  # type: ignore[assignment]
+Part.data = _ClassOrInstance("data", Part.from_data)
+Part.raw = _ClassOrInstance("raw", Part.from_raw)  # type: ignore[assignment]
+Part.url = _ClassOrInstance("url", Part.from_url)  # type: ignore[assignment]
+
+PartLike = str | Part | dict[str, Any]
+
+
+def to_parts(content: PartLike | Iterable[PartLike]) -> list[Part]:
+    """Accept a string, a part, or a list of either; return parts."""
+    if isinstance(content, (str, Part, dict)):
+        content = [content]
+    parts: list[Part] = []
+    for item in content:
+        if isinstance(item, Part):
+            parts.append(item)
+        elif isinstance(item, str):
+            parts.append(Part(text=item))
+        else:
+            parts.append(Part.from_dict(item))
+    return parts
+
+
+def _join_text(parts: list[Part]) -> str:
+    return "\n".join(p.__dict__["text"] for p in parts if p.__dict__.get("text") is not None)
+
+
+class Message(A2AModel):
+    """One turn of communication between a client and an agent (spec §4.1.4)."""
+
+    message_id: str = Field(min_length=1)
+    context_id: str | None = None
+    task_id: str | None = None
+    role: Role
+    parts: list[Part] = Field(min_length=1)
+    metadata: Struct | None = None
+    extensions: list[str] = repeated()
+    reference_task_ids: list[str] = repeated()
+
+    @classmethod
+    def user(cls, content: PartLike | Iterable[PartLike], **kw: Any) -> Message:
+        """A user message from a string, parts, or a list of either."""
+        kw.setdefault("message_id", new_id())
+        return cls(role=Role.USER, parts=to_parts(content), **kw)
+
+    @classmethod
+    def agent(cls, content: PartLike | Iterable[PartLike], **kw: Any) -> Message:
+        """An agent message from a string, parts, or a list of either."""
+        kw.setdefault("message_id", new_id())
+        return cls(role=Role.AGENT, parts=to_parts(content), **kw)
+
+    @property
+    def text(self) -> str:
+        """The text parts, joined by newlines."""
+        return _join_text(self.parts)
+
+
+class Artifact(A2AModel):
+    """An output of a task (spec §4.1.7)."""
+
+    artifact_id: str = Field(min_length=1)
+    name: str | None = None
+    description: str | None = None
+    parts: list[Part] = Field(min_length=1)
+    metadata: Struct | None = None
+    extensions: list[str] = repeated()
+
+    @classmethod
+    def of(
+        cls,
+        content: PartLike | Iterable[PartLike],
+        *,
+        name: str | None = None,
+        artifact_id: str | None = None,
+        **kw: Any,
+    ) -> Artifact:
+        """An artifact from a string, parts, or a list of either."""
+        return cls(artifact_id=artifact_id or new_id(), name=name, parts=to_parts(content), **kw)
+
+    @property
+    def text(self) -> str:
+        return _join_text(self.parts)
+
+
+class TaskStatus(A2AModel):
+    state: TaskState
+    message: Message | None = None
+    timestamp: Timestamp | None = None
+
+
+class Task(A2AModel):
+    """The unit of work (spec §4.1.1)."""
+
+    id: str = Field(min_length=1)
+    context_id: str | None = None
+    status: TaskStatus
+    artifacts: list[Artifact] = repeated()
+    history: list[Message] = repeated()
+    metadata: Struct | None = None
+
+    @property
+    def state(self) -> TaskState:
+        return self.status.state
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status.state in TERMINAL_STATES
+
+    @property
+    def is_interrupted(self) -> bool:
+        return self.status.state in INTERRUPTED_STATES
+
+    @property
+    def is_final(self) -> bool:
+        """Terminal or interrupted: a blocking send returns, a stream closes."""
+        return self.status.state in FINAL_STATES
+
+    @property
+    def text(self) -> str:
+        """Text of every artifact, joined; handy for simple agents."""
+        return "\n".join(a.text for a in self.artifacts if a.text)
+
+
+class TaskStatusUpdateEvent(A2AModel):
+    task_id: str = Field(min_length=1)
+    context_id: str
+    status: TaskStatus
+    metadata: Struct | None = None
+
+
+class TaskArtifactUpdateEvent(A2AModel):
+    task_id: str = Field(min_length=1)
+    context_id: str
+    artifact: Artifact
+    append: bool | None = None
+    last_chunk: bool | None = None
+    metadata: Struct | None = None
+
+
+class AuthenticationInfo(A2AModel):
+    scheme: str
+    credentials: str | None = None
+
+
+class TaskPushNotificationConfig(A2AModel):
+    """A webhook registered for a task (spec §4.3.1)."""
+
+    tenant: str | None = None
+    id: str | None = None
+    task_id: str | None = None
+    url: str = Field(min_length=1)
+    token: str | None = None
+    authentication: AuthenticationInfo | None = None
+
+
+def status_now(state: TaskState, message: Message | None = None) -> TaskStatus:
+    return TaskStatus(state=state, message=message, timestamp=now())
