@@ -1,0 +1,88 @@
+"""Fold task events into the task (pure functions; the state machine is enforced here).
+
+The server records each event in two places: the per-task event log (for streaming and replay)
+and the task snapshot (for GetTask). This module computes the new snapshot from the old one and
+the event, without mutating either, so a writer that lost a version race can simply re-apply.
+"""
+
+from __future__ import annotations
+
+from .models import (
+    FINAL_STATES,
+    TERMINAL_STATES,
+    Artifact,
+    Message,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+from .requests import StreamResponse
+from .states import InvalidTransitionError, check_transition
+
+
+def apply_status(task: Task, status: TaskStatus) -> Task:
+    """The task after a status change; the status message (an agent turn) joins the history."""
+    check_transition(task.status.state, status.state)
+    history = task.history
+    if status.message is not None and not any(
+        m.message_id == status.message.message_id for m in history[-1:]
+    ):
+        history = [*history, status.message]
+    return task.model_copy(update={"status": status, "history": history})
+
+
+def apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> Task:
+    """Add, replace or extend (``append``) the artifact with the event's artifact id."""
+    if task.status.state in TERMINAL_STATES:
+        raise InvalidTransitionError(task.status.state, TaskState.WORKING)
+    incoming = event.artifact
+    artifacts = list(task.artifacts)
+    for index, existing in enumerate(artifacts):
+        if existing.artifact_id == incoming.artifact_id:
+            if event.append:
+                artifacts[index] = _extend(existing, incoming)
+            else:
+                artifacts[index] = incoming
+            break
+    else:
+        artifacts.append(incoming)
+    return task.model_copy(update={"artifacts": artifacts})
+
+
+def _extend(existing: Artifact, chunk: Artifact) -> Artifact:
+    update: dict[str, object] = {"parts": [*existing.parts, *chunk.parts]}
+    if chunk.metadata:
+        update["metadata"] = {**(existing.metadata or {}), **chunk.metadata}
+    for name in ("name", "description"):
+        if getattr(chunk, name) is not None:
+            update[name] = getattr(chunk, name)
+    return existing.model_copy(update=update)
+
+
+def apply_message(task: Task, message: Message) -> Task:
+    """A client's follow-up message joins the history."""
+    return task.model_copy(update={"history": [*task.history, message]})
+
+
+def apply_event(task: Task, event: StreamResponse) -> Task:
+    """The task after one stream event (a Task event replaces the snapshot)."""
+    payload = event.payload
+    if isinstance(payload, TaskStatusUpdateEvent):
+        return apply_status(task, payload.status)
+    if isinstance(payload, TaskArtifactUpdateEvent):
+        return apply_artifact(task, payload)
+    if isinstance(payload, Message):
+        return apply_message(task, payload)
+    return payload
+
+
+def is_final_event(event: StreamResponse) -> bool:
+    """Does a stream end after this event? (spec §3.1.2, §11.7: terminal or interrupted state)."""
+    d = event.__dict__
+    if d.get("status_update") is not None:
+        return d["status_update"].status.state in FINAL_STATES
+    if d.get("task") is not None:
+        return d["task"].status.state in FINAL_STATES
+    return d.get("message") is not None

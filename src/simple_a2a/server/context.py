@@ -1,0 +1,339 @@
+"""What an executor sees and does: :class:`RequestContext` and the lifecycle verbs.
+
+Every verb works from ``async def execute`` (``await ctx.complete(...)``) and from a plain
+``def execute`` running in a worker thread (``ctx.complete(...)`` blocks until recorded): the
+verbs hop onto the server's event loop when called from another thread.
+
+The task is created lazily: an executor that answers with :meth:`RequestContext.reply` before
+touching the task gets a direct ``Message`` response and no task is stored (spec §3.1.1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Coroutine, Generator, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.models import (
+    TERMINAL_STATES,
+    Artifact,
+    Message,
+    Part,
+    PartLike,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatusUpdateEvent,
+    new_id,
+    status_now,
+    to_parts,
+)
+from ..protocol.requests import StreamResponse
+from ..protocol.states import InvalidTransitionError
+
+if TYPE_CHECKING:
+    from .tasks import TaskManager
+
+ArtifactLike = str | Part | Artifact | dict[str, Any]
+MessageLike = str | Message | Part | list[PartLike]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The authenticated caller of a request (``None`` on an unauthenticated server)."""
+
+    identity: str
+    scheme: str | None = None
+    claims: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CallContext:
+    """Binding-independent facts about one request (filled in by the binding)."""
+
+    caller: Caller | None = None
+    tenant: str | None = None
+    extensions: list[str] = field(default_factory=list)
+    version: str = "1.0"
+    headers: dict[str, str] = field(default_factory=dict)
+    activated_extensions: list[str] = field(default_factory=list)
+
+    @property
+    def owner(self) -> str | None:
+        return self.caller.identity if self.caller else None
+
+
+class _Done:
+    """An already-finished awaitable: what a verb returns when called from a worker thread."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return
+        yield
+
+
+_DONE = _Done()
+
+
+class CancelSignal:
+    """Set when the client cancels the task. ``await ctx.cancelled.wait()`` or poll ``bool()``."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def __bool__(self) -> bool:
+        return self._event.is_set()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        return self._event.wait().__await__()
+
+
+def _as_message(content: MessageLike | None, task: Task) -> Message | None:
+    if content is None:
+        return None
+    if isinstance(content, Message):
+        update: dict[str, Any] = {}
+        if content.task_id is None:
+            update["task_id"] = task.id
+        if content.context_id is None:
+            update["context_id"] = task.context_id
+        return content.model_copy(update=update) if update else content
+    return Message.agent(content, task_id=task.id, context_id=task.context_id)
+
+
+def _as_artifacts(items: ArtifactLike | Iterable[ArtifactLike] | None) -> list[Artifact]:
+    if items is None:
+        return []
+    if isinstance(items, (str, Part, Artifact, dict)):
+        items = [items]
+    out: list[Artifact] = []
+    loose: list[Part] = []
+    for item in items:
+        if isinstance(item, Artifact):
+            out.append(item)
+        elif isinstance(item, dict):
+            out.append(Artifact.from_dict(item))
+        else:
+            loose.extend(to_parts(item))
+    if loose:
+        out.insert(0, Artifact(artifact_id=new_id(), parts=loose))
+    return out
+
+
+class TaskHandle:
+    """The lifecycle verbs of one task. A :class:`RequestContext` is one; ``ctx.detach()`` gives
+    one that stays usable after ``execute`` returns (long-running background work)."""
+
+    def __init__(self, manager: TaskManager, task: Task, persisted: bool, owner: str | None):
+        self._manager = manager
+        self._task = task
+        self._persisted = persisted
+        self._owner = owner
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self.reply_message: Message | None = None
+        self.changed = asyncio.Event()  # set on each recorded change (the handler waits on it)
+
+    # -- reading --
+    @property
+    def task(self) -> Task:
+        """The task as this handle last recorded it."""
+        return self._task
+
+    @property
+    def task_id(self) -> str:
+        return self._task.id
+
+    @property
+    def context_id(self) -> str:
+        return self._task.context_id or ""
+
+    @property
+    def state(self) -> TaskState:
+        return self._task.status.state
+
+    @property
+    def is_persisted(self) -> bool:
+        return self._persisted
+
+    # -- the verbs --
+    def start(self, message: MessageLike | None = None) -> Awaitable[None]:
+        """Move to ``working``."""
+        return self._call(self._set_state(TaskState.WORKING, message))
+
+    def complete(
+        self,
+        artifacts: ArtifactLike | Iterable[ArtifactLike] | None = None,
+        *,
+        message: MessageLike | None = None,
+    ) -> Awaitable[None]:
+        """Add the given artifacts (a string becomes a text artifact) and move to ``completed``."""
+        return self._call(self._finish(TaskState.COMPLETED, _as_artifacts(artifacts), message))
+
+    def fail(self, message: MessageLike | None = None) -> Awaitable[None]:
+        return self._call(self._set_state(TaskState.FAILED, message))
+
+    def cancel(self, message: MessageLike | None = None) -> Awaitable[None]:
+        return self._call(self._set_state(TaskState.CANCELED, message))
+
+    def reject(self, message: MessageLike | None = None) -> Awaitable[None]:
+        return self._call(self._set_state(TaskState.REJECTED, message))
+
+    def require_input(self, message: MessageLike | None = None) -> Awaitable[None]:
+        return self._call(self._set_state(TaskState.INPUT_REQUIRED, message))
+
+    def require_auth(self, message: MessageLike | None = None) -> Awaitable[None]:
+        return self._call(self._set_state(TaskState.AUTH_REQUIRED, message))
+
+    def emit_status(
+        self, message: MessageLike | None = None, *, state: TaskState | None = None
+    ) -> Awaitable[None]:
+        """Publish a status update (default: ``working`` with a progress message)."""
+        return self._call(self._set_state(state or TaskState.WORKING, message))
+
+    def emit_artifact(
+        self,
+        artifact: ArtifactLike,
+        *,
+        append: bool = False,
+        last_chunk: bool = False,
+    ) -> Awaitable[None]:
+        """Publish an artifact (or a chunk of one: ``append=True`` extends the artifact with the
+        same id). Emitted artifacts are recorded on the task."""
+        return self._call(self._artifact(_as_artifacts(artifact)[0], append, last_chunk))
+
+    def reply(self, content: MessageLike) -> Awaitable[None]:
+        """Answer with a direct message. Before the task exists this is the whole response (no
+        task is stored); afterwards it completes the task with this message."""
+        return self._call(self._reply(content))
+
+    # -- machinery --
+    def _call(self, coro: Coroutine[Any, Any, None]) -> Awaitable[None]:
+        if threading.get_ident() == self._loop_thread:
+            return coro
+        asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+        return _DONE
+
+    async def ensure_persisted(self) -> None:
+        if not self._persisted:
+            if self.reply_message is not None:
+                raise InvalidTransitionError(TaskState.COMPLETED, TaskState.WORKING)
+            self._persisted = True
+            await self._manager.create(self._task, owner=self._owner)
+            self.changed.set()
+
+    async def record(self, event: StreamResponse) -> None:
+        await self.ensure_persisted()
+        self._task, _seq = await self._manager.record(self._task.id, event)
+        self.changed.set()
+
+    async def _set_state(self, state: TaskState, message: MessageLike | None) -> None:
+        msg = _as_message(message, self._task)
+        if self._task.status.state in TERMINAL_STATES:
+            raise InvalidTransitionError(self._task.status.state, state)
+        await self.record(
+            StreamResponse(
+                status_update=TaskStatusUpdateEvent(
+                    task_id=self._task.id,
+                    context_id=self.context_id,
+                    status=status_now(state, msg),
+                )
+            )
+        )
+
+    async def _artifact(self, artifact: Artifact, append: bool, last_chunk: bool) -> None:
+        if self._task.status.state in TERMINAL_STATES:
+            raise InvalidTransitionError(self._task.status.state, TaskState.WORKING)
+        await self.record(
+            StreamResponse(
+                artifact_update=TaskArtifactUpdateEvent(
+                    task_id=self._task.id,
+                    context_id=self.context_id,
+                    artifact=artifact,
+                    append=append or None,
+                    last_chunk=last_chunk or None,
+                )
+            )
+        )
+
+    async def _finish(
+        self, state: TaskState, artifacts: list[Artifact], message: MessageLike | None
+    ) -> None:
+        if self._task.status.state in TERMINAL_STATES:
+            raise InvalidTransitionError(self._task.status.state, state)
+        for artifact in artifacts:
+            await self._artifact(artifact, False, False)
+        await self._set_state(state, message)
+
+    async def _reply(self, content: MessageLike) -> None:
+        if not self._persisted and self.reply_message is None:
+            msg = _as_message(content, self._task)
+            assert msg is not None
+            # A direct reply belongs to no task (spec §3.1.1): only the context is kept.
+            self.reply_message = msg.model_copy(update={"task_id": None})
+            self.changed.set()
+            return
+        await self._set_state(TaskState.COMPLETED, content)
+
+
+class RequestContext(TaskHandle):
+    """Everything an executor needs for one incoming message (PRODUCT.md §2)."""
+
+    def __init__(
+        self,
+        manager: TaskManager,
+        task: Task,
+        *,
+        message: Message,
+        persisted: bool,
+        call: CallContext,
+        metadata: dict[str, Any] | None,
+    ) -> None:
+        super().__init__(manager, task, persisted, call.owner)
+        self.message = message
+        self.call = call
+        self.metadata = metadata or {}
+        self.cancelled = CancelSignal()
+        self.detached = False
+
+    @property
+    def text(self) -> str:
+        """The incoming message's text parts, joined."""
+        return self.message.text
+
+    @property
+    def history(self) -> list[Message]:
+        return self._task.history
+
+    @property
+    def caller(self) -> Caller | None:
+        return self.call.caller
+
+    @property
+    def tenant(self) -> str | None:
+        return self.call.tenant
+
+    @property
+    def requested_extensions(self) -> list[str]:
+        return self.call.extensions
+
+    @property
+    def is_cancelled(self) -> bool:
+        return self.cancelled.is_set()
+
+    def detach(self) -> TaskHandle:
+        """Keep the task open after ``execute`` returns; update it later through the handle."""
+        self.detached = True
+        return self

@@ -1,0 +1,489 @@
+"""The binding-independent request handler: the 11 operations of spec §3, once, for every binding.
+
+A binding (JSON-RPC, HTTP+JSON, gRPC) only parses its wire format into the request models of
+:mod:`simple_a2a.protocol.requests`, calls :meth:`RequestHandler.handle` (or the method for the
+operation) with a :class:`CallContext`, and renders the result or the raised ``A2AError``.
+Streaming operations return an async iterator of :class:`StreamItem` *after* validating, so a
+binding can still answer an error before it starts a stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from ..protocol import errors as e
+from ..protocol import requests as rq
+from ..protocol.card import AgentCard
+from ..protocol.models import (
+    TERMINAL_STATES,
+    Task,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatusUpdateEvent,
+    new_id,
+    status_now,
+)
+from ..protocol.requests import StreamResponse
+from ..storage.base import Storage, StoredTask, TaskQuery
+from .context import CallContext, Caller, RequestContext
+from .executor import AgentExecutor, as_executor, run_executor
+from .tasks import StreamItem, TaskManager
+
+log = logging.getLogger("simple_a2a.server")
+
+ExtendedCardProvider = Callable[[Caller | None], "AgentCard | Awaitable[AgentCard]"]
+MAX_PAGE_SIZE = 100
+DEFAULT_PAGE_SIZE = 50
+
+
+def trim_history(task: Task, history_length: int | None, cap: int | None) -> Task:
+    """Spec §3.2.4: unset → server default (all, up to ``cap``); 0 → none; n → the last n."""
+    if history_length is not None and history_length < 0:
+        raise e.InvalidParamsError("historyLength must be >= 0", field="historyLength")
+    limit = history_length if history_length is not None else cap
+    if limit is not None and cap is not None:
+        limit = min(limit, cap)
+    if limit is None or len(task.history) <= limit:
+        return task
+    return task.model_copy(update={"history": task.history[-limit:] if limit else []})
+
+
+def encode_page_token(task: Task) -> str:
+    ts = task.status.timestamp.isoformat() if task.status.timestamp else ""
+    raw = json.dumps([ts, task.id], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_page_token(token: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        ts, task_id = json.loads(raw)
+        return datetime.fromisoformat(ts), str(task_id)
+    except (ValueError, TypeError, binascii.Error) as exc:
+        raise e.InvalidParamsError("pageToken is not a token this server issued") from exc
+
+
+class _Execution:
+    __slots__ = ("ctx", "runner")
+
+    def __init__(self, ctx: RequestContext, runner: asyncio.Task[None]) -> None:
+        self.ctx = ctx
+        self.runner = runner
+
+
+class RequestHandler:
+    """Serves one agent: its card, its executor and its storage."""
+
+    def __init__(
+        self,
+        card: AgentCard,
+        executor: AgentExecutor | Callable[..., Any],
+        storage: Storage,
+        *,
+        extended_card: AgentCard | ExtendedCardProvider | None = None,
+        max_history_length: int | None = 1000,
+        executor_timeout: float | None = None,
+        cancel_grace: float = 5.0,
+        keepalive: float = 15.0,
+    ) -> None:
+        self.card = card
+        self.executor = as_executor(executor)
+        self.storage = storage
+        self.extended_card = extended_card
+        self.max_history_length = max_history_length
+        self.executor_timeout = executor_timeout
+        self.cancel_grace = cancel_grace
+        self.tasks = TaskManager(storage, keepalive=keepalive)
+        self._executions: dict[str, _Execution] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # -- dispatch --
+    async def handle(self, operation: str, request: Any, call: CallContext) -> Any:
+        """Run an operation by its 1.0 name; streaming ones return ``AsyncIterator[StreamItem]``."""
+        method = getattr(self, _METHODS[operation])
+        return await method(request, call)
+
+    # -- SendMessage / SendStreamingMessage (spec §3.1.1, §3.1.2) --
+    async def send_message(
+        self, request: rq.SendMessageRequest, call: CallContext
+    ) -> rq.SendMessageResponse:
+        ctx, _seq = await self._start(request, call)
+        config = request.configuration
+        if config is not None and config.return_immediately:
+            await ctx.ensure_persisted()  # return at once: the task is the answer
+        else:
+            await self._wait_settled(ctx)
+        if ctx.reply_message is not None and not ctx.is_persisted:
+            return rq.SendMessageResponse(message=ctx.reply_message)
+        stored = await self.tasks.get(ctx.task_id)
+        task = stored.task if stored else ctx.task
+        return rq.SendMessageResponse(
+            task=trim_history(task, config.history_length if config else None, self._cap)
+        )
+
+    async def send_streaming_message(
+        self, request: rq.SendMessageRequest, call: CallContext
+    ) -> AsyncIterator[StreamItem]:
+        self._require_streaming()
+        ctx, seq = await self._start(request, call)
+        return self._stream_execution(ctx, seq)
+
+    async def _stream_execution(self, ctx: RequestContext, seq: int) -> AsyncIterator[StreamItem]:
+        if not ctx.is_persisted:
+            while not ctx.is_persisted and ctx.reply_message is None:
+                ctx.changed.clear()
+                if ctx.is_persisted or ctx.reply_message is not None:
+                    break
+                await ctx.changed.wait()
+            if ctx.reply_message is not None and not ctx.is_persisted:
+                yield StreamItem(None, StreamResponse(message=ctx.reply_message))
+                return
+            async for item in self.tasks.follow(ctx.task_id, 0):
+                yield item
+            return
+        # A follow-up to an existing task: its snapshot first (spec §3.1.2), then live events.
+        snap = await self.tasks.snapshot(ctx.task_id)
+        assert snap is not None
+        task, last = snap
+        yield StreamItem(last, StreamResponse(task=task))
+        if not task.is_final:
+            async for item in self.tasks.follow(ctx.task_id, last):
+                yield item
+
+    async def _wait_settled(self, ctx: RequestContext) -> None:
+        """Blocking send: until a reply, a terminal/interrupted state, or the executor returns."""
+        execution = self._executions.get(ctx.task_id)
+        while True:
+            ctx.changed.clear()
+            if ctx.reply_message is not None and not ctx.is_persisted:
+                return
+            if ctx.is_persisted and ctx.task.is_final:
+                return
+            if execution is None or execution.runner.done():
+                return
+            await ctx.changed.wait()
+
+    async def _start(
+        self, request: rq.SendMessageRequest, call: CallContext
+    ) -> tuple[RequestContext, int]:
+        """Validate the message, create or resume the task, launch the executor detached."""
+        message = request.message
+        config = request.configuration
+        if config is not None and config.task_push_notification_config is not None:
+            self._require_push()
+        if config is not None and config.history_length is not None and config.history_length < 0:
+            raise e.InvalidParamsError(
+                "configuration.historyLength must be >= 0", field="configuration.historyLength"
+            )
+        if message.role.value != "ROLE_USER":
+            raise e.InvalidParamsError(
+                "message.role must be ROLE_USER for a client message", field="message.role"
+            )
+        seq = 0
+        if message.task_id:
+            stored = await self._visible_task(message.task_id, call)
+            task = stored.task
+            if task.is_terminal:
+                raise e.UnsupportedOperationError(
+                    f"task {task.id} is {task.status.state.value} (terminal) and accepts no "
+                    "further messages",
+                    task_id=task.id,
+                )
+            if message.context_id and task.context_id and message.context_id != task.context_id:
+                raise e.InvalidParamsError(
+                    f"message.contextId {message.context_id!r} does not match the task's "
+                    f"contextId {task.context_id!r}",
+                    field="message.contextId",
+                )
+            if task.id in self._executions:
+                raise e.UnsupportedOperationError(
+                    f"task {task.id} is still being worked on; send a follow-up when it asks "
+                    "for input",
+                    task_id=task.id,
+                )
+            message = message.model_copy(update={"context_id": task.context_id})
+            task, seq = await self.tasks.record(task.id, StreamResponse(message=message))
+            task, seq = await self.tasks.record(
+                task.id,
+                StreamResponse(
+                    status_update=TaskStatusUpdateEvent(
+                        task_id=task.id,
+                        context_id=task.context_id or "",
+                        status=status_now(TaskState.SUBMITTED),
+                    )
+                ),
+            )
+            persisted = True
+        else:
+            context_id = message.context_id or new_id()
+            task_id = new_id()
+            message = message.model_copy(update={"context_id": context_id, "task_id": task_id})
+            task = Task(
+                id=task_id,
+                context_id=context_id,
+                status=status_now(TaskState.SUBMITTED),
+                history=[message],
+                metadata=request.metadata,
+            )
+            persisted = False
+        ctx = RequestContext(
+            self.tasks,
+            task,
+            message=message,
+            persisted=persisted,
+            call=call,
+            metadata=request.metadata,
+        )
+        if config is not None and config.task_push_notification_config is not None:
+            await ctx.ensure_persisted()
+            await self._put_push_config(config.task_push_notification_config, task.id)
+        runner = asyncio.create_task(self._run(ctx), name=f"a2a-task-{task.id}")
+        self._executions[task.id] = _Execution(ctx, runner)
+        return ctx, seq
+
+    async def _run(self, ctx: RequestContext) -> None:
+        try:
+            await run_executor(self.executor, ctx, timeout=self.executor_timeout)
+        finally:
+            self._executions.pop(ctx.task_id, None)
+
+    # -- GetTask / ListTasks (spec §3.1.3, §3.1.4) --
+    async def get_task(self, request: rq.GetTaskRequest, call: CallContext) -> Task:
+        stored = await self._visible_task(request.id, call)
+        return trim_history(stored.task, request.history_length, self._cap)
+
+    async def list_tasks(
+        self, request: rq.ListTasksRequest, call: CallContext
+    ) -> rq.ListTasksResponse:
+        page_size = DEFAULT_PAGE_SIZE if request.page_size is None else request.page_size
+        if not 1 <= page_size <= MAX_PAGE_SIZE:
+            raise e.InvalidParamsError(
+                f"pageSize must be between 1 and {MAX_PAGE_SIZE}, got {page_size}",
+                field="pageSize",
+            )
+        if request.status == TaskState.UNSPECIFIED:
+            raise e.InvalidParamsError("status must be a real task state", field="status")
+        after = decode_page_token(request.page_token) if request.page_token else None
+        page = await self.storage.tasks.list(
+            TaskQuery(
+                limit=page_size,
+                context_id=request.context_id or None,
+                state=request.status,
+                status_after=request.status_timestamp_after,
+                owner=call.owner,
+                after=after,
+            )
+        )
+        tasks = []
+        for stored in page.tasks:
+            task = trim_history(stored.task, request.history_length, self._cap)
+            if not request.include_artifacts and task.artifacts:
+                task = task.model_copy(update={"artifacts": []})
+            tasks.append(task)
+        token = encode_page_token(page.tasks[-1].task) if page.has_more and page.tasks else ""
+        return rq.ListTasksResponse(
+            tasks=tasks, next_page_token=token, page_size=page_size, total_size=page.total
+        )
+
+    # -- CancelTask / SubscribeToTask (spec §3.1.5, §3.1.6) --
+    async def cancel_task(self, request: rq.CancelTaskRequest, call: CallContext) -> Task:
+        stored = await self._visible_task(request.id, call)
+        if stored.task.status.state in TERMINAL_STATES:
+            raise e.TaskNotCancelableError(
+                f"task {request.id} is already {stored.task.status.state.value}",
+                task_id=request.id,
+            )
+        execution = self._executions.get(request.id)
+        if execution is not None:
+            ctx = execution.ctx
+            ctx.cancelled.set()
+            try:
+                result = self.executor.cancel(ctx)
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:
+                log.exception("executor.cancel failed for task %s", request.id)
+            self._spawn(self._reap(execution))
+        current = await self.tasks.get(request.id)
+        if current is not None and current.task.status.state not in TERMINAL_STATES:
+            try:
+                task, _ = await self.tasks.record(
+                    request.id,
+                    StreamResponse(
+                        status_update=TaskStatusUpdateEvent(
+                            task_id=request.id,
+                            context_id=current.task.context_id or "",
+                            status=status_now(TaskState.CANCELED),
+                        )
+                    ),
+                )
+                if execution is not None:
+                    execution.ctx._task = task
+                return task
+            except Exception:  # the executor finished it meanwhile
+                pass
+        final = await self._visible_task(request.id, call)
+        return final.task
+
+    async def _reap(self, execution: _Execution) -> None:
+        """After the grace period, stop an executor that ignored the cancellation."""
+        try:
+            await asyncio.wait_for(asyncio.shield(execution.runner), self.cancel_grace)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            execution.runner.cancel()
+        except Exception:
+            pass
+
+    async def subscribe_to_task(
+        self,
+        request: rq.SubscribeToTaskRequest,
+        call: CallContext,
+        last_event_id: int | None = None,
+    ) -> AsyncIterator[StreamItem]:
+        self._require_streaming()
+        stored = await self._visible_task(request.id, call)
+        if last_event_id is None and stored.task.is_terminal:
+            raise e.UnsupportedOperationError(
+                f"task {request.id} is {stored.task.status.state.value}; there is nothing to "
+                "subscribe to",
+                task_id=request.id,
+            )
+        return self._subscription(request.id, last_event_id)
+
+    async def _subscription(
+        self, task_id: str, last_event_id: int | None
+    ) -> AsyncIterator[StreamItem]:
+        if last_event_id is None:
+            snap = await self.tasks.snapshot(task_id)
+            if snap is None:
+                return
+            task, last_event_id = snap
+            yield StreamItem(last_event_id, StreamResponse(task=task))
+            if task.is_final:
+                return
+        async for item in self.tasks.follow(task_id, last_event_id):
+            yield item
+
+    # -- push notification configs (spec §3.1.7-§3.1.10) --
+    async def create_task_push_notification_config(
+        self, request: TaskPushNotificationConfig, call: CallContext
+    ) -> TaskPushNotificationConfig:
+        self._require_push()
+        if not request.task_id:
+            raise e.InvalidParamsError("taskId is required", field="taskId")
+        await self._visible_task(request.task_id, call)
+        return await self._put_push_config(request, request.task_id)
+
+    async def _put_push_config(
+        self, config: TaskPushNotificationConfig, task_id: str
+    ) -> TaskPushNotificationConfig:
+        if not config.url.startswith(("http://", "https://")):
+            raise e.InvalidParamsError("url must be an http(s) URL", field="url")
+        config = config.model_copy(update={"task_id": task_id, "id": config.id or new_id()})
+        await self.storage.push_configs.put(config)
+        return config
+
+    async def get_task_push_notification_config(
+        self, request: rq.GetTaskPushNotificationConfigRequest, call: CallContext
+    ) -> TaskPushNotificationConfig:
+        self._require_push()
+        await self._visible_task(request.task_id, call)
+        config = await self.storage.push_configs.get(request.task_id, request.id)
+        if config is None:
+            raise e.TaskNotFoundError(
+                f"push notification config {request.id!r} not found for task {request.task_id}",
+                task_id=request.task_id,
+            )
+        return config
+
+    async def list_task_push_notification_configs(
+        self, request: rq.ListTaskPushNotificationConfigsRequest, call: CallContext
+    ) -> rq.ListTaskPushNotificationConfigsResponse:
+        self._require_push()
+        await self._visible_task(request.task_id, call)
+        configs = await self.storage.push_configs.list(request.task_id)
+        return rq.ListTaskPushNotificationConfigsResponse(configs=configs)
+
+    async def delete_task_push_notification_config(
+        self, request: rq.DeleteTaskPushNotificationConfigRequest, call: CallContext
+    ) -> rq.Empty:
+        self._require_push()
+        await self._visible_task(request.task_id, call)
+        await self.storage.push_configs.delete(request.task_id, request.id)  # idempotent
+        return rq.Empty()
+
+    # -- GetExtendedAgentCard (spec §3.1.11, §3.3.4) --
+    async def get_extended_agent_card(
+        self, request: rq.GetExtendedAgentCardRequest, call: CallContext
+    ) -> AgentCard:
+        if not self.card.capabilities.extended_agent_card:
+            raise e.UnsupportedOperationError("this agent declares no extended agent card")
+        if self.extended_card is None:
+            raise e.ExtendedAgentCardNotConfiguredError()
+        if call.caller is None and self.card.security_requirements:
+            raise e.AuthenticationError("the extended agent card needs an authenticated caller")
+        if isinstance(self.extended_card, AgentCard):
+            return self.extended_card
+        card = self.extended_card(call.caller)
+        return card if isinstance(card, AgentCard) else await card
+
+    # -- helpers --
+    @property
+    def _cap(self) -> int | None:
+        return self.max_history_length
+
+    async def _visible_task(self, task_id: str, call: CallContext) -> StoredTask:
+        """The task, if it exists *and* the caller may see it; otherwise TaskNotFound (spec §7.5:
+        never reveal that another caller's task exists)."""
+        stored = await self.tasks.get(task_id)
+        if stored is None or stored.owner != call.owner:
+            raise e.TaskNotFoundError(f"task {task_id!r} not found", task_id=task_id)
+        return stored
+
+    def _require_streaming(self) -> None:
+        if self.card.capabilities.streaming is False:
+            raise e.UnsupportedOperationError("this agent does not support streaming")
+
+    def _require_push(self) -> None:
+        if not self.card.capabilities.push_notifications:
+            raise e.PushNotificationNotSupportedError()
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def shutdown(self, grace: float = 10.0) -> None:
+        """Let running executions finish for ``grace`` seconds, then cancel them (they end
+        ``canceled``, never stuck in ``working``)."""
+        runners = [x.runner for x in self._executions.values()]
+        if runners:
+            _done, pending = await asyncio.wait(runners, timeout=grace)
+            for runner in pending:
+                runner.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=5)
+        for task in list(self._background):
+            task.cancel()
+
+
+_METHODS = {
+    "SendMessage": "send_message",
+    "SendStreamingMessage": "send_streaming_message",
+    "GetTask": "get_task",
+    "ListTasks": "list_tasks",
+    "CancelTask": "cancel_task",
+    "SubscribeToTask": "subscribe_to_task",
+    "CreateTaskPushNotificationConfig": "create_task_push_notification_config",
+    "GetTaskPushNotificationConfig": "get_task_push_notification_config",
+    "ListTaskPushNotificationConfigs": "list_task_push_notification_configs",
+    "DeleteTaskPushNotificationConfig": "delete_task_push_notification_config",
+    "GetExtendedAgentCard": "get_extended_agent_card",
+}

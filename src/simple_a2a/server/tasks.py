@@ -1,0 +1,126 @@
+"""Task bookkeeping: every change to a task goes through here, in one order.
+
+:class:`TaskManager` turns an event into (1) a new task snapshot in the task store, guarded by the
+version number, and (2) the next entry of the task's event log, under a per-task lock so the two
+agree. Readers follow the log from a cursor (:meth:`TaskManager.follow`), which is what makes
+many subscribers, reconnects with ``Last-Event-ID`` and replay of finished tasks work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+from ..protocol.models import Task
+from ..protocol.reducer import apply_event, is_final_event
+from ..protocol.requests import StreamResponse
+from ..storage.base import ConcurrentUpdateError, Storage, StoredTask
+
+log = logging.getLogger("simple_a2a.server")
+
+#: Called after every recorded event (push delivery hooks in here).
+EventHook = Callable[[str, int, StreamResponse, Task], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class StreamItem:
+    """One event of a stream: ``seq`` is the SSE ``id:``; ``event`` None means keep-alive."""
+
+    seq: int | None
+    event: StreamResponse | None
+
+
+class TaskManager:
+    def __init__(self, storage: Storage, *, keepalive: float = 15.0) -> None:
+        self.storage = storage
+        self.keepalive = keepalive
+        self.hooks: list[EventHook] = []
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def _lock(self, task_id: str) -> asyncio.Lock:
+        lock = self._locks.get(task_id)
+        if lock is None:
+            lock = self._locks[task_id] = asyncio.Lock()
+        return lock
+
+    async def create(self, task: Task, *, owner: str | None) -> int:
+        """Store a new task and log its snapshot as event 1."""
+        async with self._lock(task.id):
+            await self.storage.tasks.create(task, owner=owner)
+            event = StreamResponse(task=task)
+            seq = await self.storage.events.append(task.id, event)
+        await self._notify(task.id, seq, event, task)
+        return seq
+
+    async def record(self, task_id: str, event: StreamResponse) -> tuple[Task, int]:
+        """Apply an event to the task and log it; returns the new task and the event's seq.
+
+        Raises :class:`~simple_a2a.protocol.states.InvalidTransitionError` for an illegal change
+        (nothing is written then). Retries when another writer changed the task meanwhile.
+        """
+        async with self._lock(task_id):
+            for _attempt in range(10):
+                stored = await self.storage.tasks.get(task_id)
+                if stored is None:
+                    raise KeyError(task_id)
+                task = apply_event(stored.task, event)
+                try:
+                    await self.storage.tasks.update(task, expected_version=stored.version)
+                except ConcurrentUpdateError:
+                    continue
+                seq = await self.storage.events.append(task_id, event)
+                break
+            else:
+                raise ConcurrentUpdateError(f"task {task_id} kept changing; gave up")
+        await self._notify(task_id, seq, event, task)
+        return task, seq
+
+    async def _notify(self, task_id: str, seq: int, event: StreamResponse, task: Task) -> None:
+        for hook in self.hooks:
+            try:
+                await hook(task_id, seq, event, task)
+            except Exception:  # a hook must never break the agent
+                log.exception("event hook failed for task %s", task_id)
+
+    async def get(self, task_id: str) -> StoredTask | None:
+        return await self.storage.tasks.get(task_id)
+
+    async def snapshot(self, task_id: str) -> tuple[Task, int] | None:
+        """The task and the seq of the last event it reflects, consistently."""
+        async with self._lock(task_id):
+            stored = await self.storage.tasks.get(task_id)
+            if stored is None:
+                return None
+            return stored.task, await self.storage.events.last_seq(task_id)
+
+    async def follow(self, task_id: str, after: int) -> AsyncIterator[StreamItem]:
+        """Every event with ``seq > after``, live, until the stream's final event.
+
+        If the cursor fell out of the retained window, the subscriber first gets a fresh Task
+        snapshot (documented overflow policy: no silent gap). Yields keep-alive items while idle.
+        """
+        events = self.storage.events
+        first = await events.first_seq(task_id)
+        if first and after + 1 < first:
+            snap = await self.snapshot(task_id)
+            if snap is not None:
+                task, after = snap
+                yield StreamItem(after, StreamResponse(task=task))
+                if task.is_final:
+                    return
+        while True:
+            batch = await events.read(task_id, after, limit=500)
+            for item in batch:
+                after = item.seq
+                yield StreamItem(item.seq, item.event)
+                if is_final_event(item.event):
+                    return
+            if batch:
+                continue
+            snap = await self.snapshot(task_id)
+            if snap is None or (snap[0].is_final and snap[1] <= after):
+                return  # finished while we were away and everything was delivered
+            if not await events.wait(task_id, after, self.keepalive):
+                yield StreamItem(None, None)
