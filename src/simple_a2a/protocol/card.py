@@ -117,7 +117,9 @@ class DeviceCodeOAuthFlow(A2AModel):
 def _check_oneof(model: A2AModel, names: tuple[str, ...], what: str) -> None:
     present = [n for n in names if model.__dict__.get(n) is not None]
     if len(present) != 1:
-        raise ValueError(f"{what} must set exactly one of {', '.join(names)}")
+        fields = type(model).model_fields
+        wire = ", ".join(fields[n].alias or n for n in names)
+        raise ValueError(f"{what} must set exactly one of {wire}")
 
 
 class OAuthFlows(A2AModel):

@@ -307,17 +307,20 @@ _BY_REASON = {cls.reason: cls for cls in ALL_ERRORS}
 def _build(cls: type[A2AError], message: str | None, details: Any) -> A2AError:
     extra: list[dict[str, Any]] = []
     metadata: dict[str, str] = {}
+    violations: list[dict[str, str]] | None = None
     for item in details if isinstance(details, list) else []:
         if not isinstance(item, dict):
             continue
         if item.get("@type") == ERROR_INFO_TYPE:
             metadata = {str(k): str(v) for k, v in (item.get("metadata") or {}).items()}
-        elif item.get("@type") == BAD_REQUEST_TYPE and cls is InvalidParamsError:
-            return InvalidParamsError(
-                message, field_violations=list(item.get("fieldViolations") or [])
-            )
+        elif item.get("@type") == BAD_REQUEST_TYPE and issubclass(cls, InvalidParamsError):
+            violations = list(item.get("fieldViolations") or [])
         else:
             extra.append(item)
+    if violations is not None:
+        return InvalidParamsError(
+            message, field_violations=violations, metadata=metadata, details=extra
+        )
     return cls(message, metadata=metadata, details=extra)
 
 
@@ -334,6 +337,16 @@ def error_from_jsonrpc(error: dict[str, Any]) -> A2AError:
     return err
 
 
+#: The error a REST status stands for when the body carries no ErrorInfo (a proxy, a peer).
+_BY_HTTP_STATUS: dict[int, type[A2AError]] = {
+    400: InvalidRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: MethodNotFoundError,
+    500: InternalError,
+}
+
+
 def error_from_rest(body: Any, http_status: int) -> A2AError:
     """Rebuild the typed error from an HTTP+JSON error body (client side, spec §11.6)."""
     error = body.get("error") if isinstance(body, dict) else None
@@ -341,9 +354,18 @@ def error_from_rest(body: Any, http_status: int) -> A2AError:
         error = {}
     details = error.get("details")
     cls = _reason_class(details) if isinstance(details, list) else None
+    if (
+        cls is None
+        and isinstance(details, list)
+        and any(isinstance(d, dict) and d.get("@type") == BAD_REQUEST_TYPE for d in details)
+    ):
+        cls = InvalidParamsError
     if cls is None:
-        cls = next((c for c in ALL_ERRORS if c.http_status == http_status), A2AError)
-    return _build(cls, error.get("message") or f"HTTP {http_status}", details)
+        cls = _BY_HTTP_STATUS.get(http_status, A2AError)
+    message = error.get("message")
+    return _build(
+        cls, message if isinstance(message, str) and message else f"HTTP {http_status}", details
+    )
 
 
 def _reason_class(details: list[Any]) -> type[A2AError] | None:

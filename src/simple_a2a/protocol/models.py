@@ -319,14 +319,14 @@ class Task(A2AModel):
 
 class TaskStatusUpdateEvent(A2AModel):
     task_id: str = Field(min_length=1)
-    context_id: str
+    context_id: str = Field(min_length=1)
     status: TaskStatus
     metadata: Struct | None = None
 
 
 class TaskArtifactUpdateEvent(A2AModel):
     task_id: str = Field(min_length=1)
-    context_id: str
+    context_id: str = Field(min_length=1)
     artifact: Artifact
     append: bool | None = None
     last_chunk: bool | None = None
@@ -334,7 +334,7 @@ class TaskArtifactUpdateEvent(A2AModel):
 
 
 class AuthenticationInfo(A2AModel):
-    scheme: str
+    scheme: str = Field(min_length=1)
     credentials: str | None = None
 
 

@@ -101,8 +101,11 @@ class Empty(A2AModel):
 def _exactly_one(model: A2AModel, names: tuple[str, ...]) -> None:
     present = [n for n in names if model.__dict__.get(n) is not None]
     if len(present) != 1:
+        fields = type(model).model_fields
+        wire = [fields[n].alias or n for n in names]
+        found = [fields[n].alias or n for n in present]
         raise ValueError(
-            f"exactly one of {', '.join(names)} must be set (found: {', '.join(present) or 'none'})"
+            f"exactly one of {', '.join(wire)} must be set (found: {', '.join(found) or 'none'})"
         )
 
 
