@@ -3,9 +3,36 @@
 The public API is what this module re-exports; everything else is private.
 """
 
+# ``client`` (the function) deliberately shadows the ``simple_a2a.client`` package as an
+# attribute; import the package's other names with ``from simple_a2a.client import ...``.
+from .client import AsyncClient as AsyncClient
+from .client import Client as Client
+from .client import ClientError as ClientError
+from .client import ClientTimeoutError as ClientTimeoutError
+from .client import ConnectError as ConnectError
+from .client import DiscoveryError as DiscoveryError
+from .client import NegotiationError as NegotiationError
+from .client import StreamInterruptedError as StreamInterruptedError
+from .client import SyncClientInAsyncContextError as SyncClientInAsyncContextError
+from .client import TransportError as TransportError
+from .client import client as client
 from .protocol import *  # noqa: F403
 from .protocol import __all__ as _protocol_names
 
 __version__ = "0.1.0"
 
-__all__ = [*_protocol_names, "__version__"]
+_client_names = [
+    "AsyncClient",
+    "Client",
+    "ClientError",
+    "ClientTimeoutError",
+    "ConnectError",
+    "DiscoveryError",
+    "NegotiationError",
+    "StreamInterruptedError",
+    "SyncClientInAsyncContextError",
+    "TransportError",
+    "client",
+]
+
+__all__ = [*_protocol_names, *_client_names, "__version__"]

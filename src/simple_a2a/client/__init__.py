@@ -1,0 +1,52 @@
+"""The A2A client: ``Client`` (blocking) and ``AsyncClient``, one implementation.
+
+``simple_a2a.client(url).send("hello")`` is a round trip. See ``docs/client.md``.
+"""
+
+from ._async import AsyncClient, Content
+from ._sync import Client, ClientOptions, client
+from .discovery import CardVerifier, fetch_card, select_interface
+from .errors import (
+    CardVerificationError,
+    ClientError,
+    ClientTimeoutError,
+    ConnectError,
+    ConnectTimeoutError,
+    DiscoveryError,
+    NegotiationError,
+    StreamInterruptedError,
+    SyncClientInAsyncContextError,
+    TransportError,
+)
+from .streams import ReconnectPolicy, RetryPolicy, TaskAccumulator, afold, fold
+from .transport import JSONRPCTransport, RESTTransport, SSEEvent, Transport
+
+__all__ = [
+    "AsyncClient",
+    "CardVerificationError",
+    "CardVerifier",
+    "Client",
+    "ClientError",
+    "ClientOptions",
+    "ClientTimeoutError",
+    "ConnectError",
+    "ConnectTimeoutError",
+    "Content",
+    "DiscoveryError",
+    "JSONRPCTransport",
+    "NegotiationError",
+    "RESTTransport",
+    "ReconnectPolicy",
+    "RetryPolicy",
+    "SSEEvent",
+    "StreamInterruptedError",
+    "SyncClientInAsyncContextError",
+    "TaskAccumulator",
+    "Transport",
+    "TransportError",
+    "afold",
+    "client",
+    "fetch_card",
+    "fold",
+    "select_interface",
+]

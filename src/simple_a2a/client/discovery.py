@@ -1,0 +1,182 @@
+"""Discovery (spec §8.2) and negotiation (spec §3.6, §8.3.2): which card, which interface.
+
+Pure functions, except :func:`fetch_card` which does one or two GETs.
+
+The negotiation rule: among the card's interfaces whose binding this client speaks, pick the
+first offering protocol 1.x (in the card's order, or in the caller's ``bindings`` order when
+given). Only when *no* such interface exists is a 0.3 interface chosen, and only when
+``allow_v03`` is true; a 1.0 agent is never spoken to in 0.3 (spec §3.6.3).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from simple_a2a.protocol.card import AgentCard, AgentInterface
+from simple_a2a.protocol.errors import A2AError
+
+from .errors import CardVerificationError, DiscoveryError, NegotiationError
+from .transport import DEFAULT, TRANSPORTS, map_httpx_error
+
+__all__ = [
+    "WELL_KNOWN_PATHS",
+    "CardVerifier",
+    "card_urls",
+    "fetch_card",
+    "parse_card",
+    "select_interface",
+]
+
+#: Tried in order under the agent's URL: 1.0's name, then the 0.3-era name.
+WELL_KNOWN_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+
+#: Called with the parsed card and the raw JSON object; return ``False`` or raise to reject.
+#: May be a coroutine function. The seam for JWS card signatures (spec §8.4).
+CardVerifier = Callable[[AgentCard, dict[str, Any]], "bool | Awaitable[bool | None] | None"]
+
+_ALIASES = {"REST": "HTTP+JSON", "HTTP_JSON": "HTTP+JSON", "JSON-RPC": "JSONRPC"}
+
+
+def normalize_binding(name: str) -> str:
+    upper = name.strip().upper()
+    return _ALIASES.get(upper, upper)
+
+
+def card_urls(url: str) -> list[str]:
+    """Where to look for the card of the agent at ``url``.
+
+    A URL ending in ``.json`` is the card itself; otherwise the well-known paths under it, then
+    under the origin's root when the agent lives at a sub-path.
+    """
+    if urlsplit(url).path.endswith(".json"):
+        return [url]
+    base = url.rstrip("/")
+    urls = [base + p for p in WELL_KNOWN_PATHS]
+    parts = urlsplit(url)
+    root = f"{parts.scheme}://{parts.netloc}"
+    if base != root:
+        urls += [root + p for p in WELL_KNOWN_PATHS]
+    return urls
+
+
+def is_v03_card(data: Mapping[str, Any]) -> bool:
+    """A 0.3 card has a top-level ``url`` (and ``preferredTransport``) but no interfaces list."""
+    return "supportedInterfaces" not in data and ("url" in data or "protocolVersion" in data)
+
+
+def parse_card(data: Any, source: str = "the agent") -> AgentCard:
+    """Validate a card object, converting a 0.3 card to the 1.0 model."""
+    if not isinstance(data, dict):
+        raise DiscoveryError(f"the Agent Card from {source} is not a JSON object")
+    try:
+        if is_v03_card(data):
+            data = importlib.import_module("simple_a2a.protocol.v03").card_from_v03(data)
+        return AgentCard.from_dict(data)
+    except A2AError as exc:
+        raise DiscoveryError(f"the Agent Card from {source} is invalid: {exc.message}") from exc
+
+
+async def verify_card(
+    card: AgentCard, raw: dict[str, Any], verifier: CardVerifier | None, source: str
+) -> None:
+    if verifier is None:
+        return
+    try:
+        verdict = verifier(card, raw)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+    except CardVerificationError:
+        raise
+    except Exception as exc:
+        raise CardVerificationError(f"the Agent Card from {source} was rejected: {exc}") from exc
+    if verdict is False:
+        raise CardVerificationError(f"the Agent Card from {source} was rejected by card_verifier")
+
+
+async def fetch_card(
+    http: httpx.AsyncClient,
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: Any = DEFAULT,
+    verifier: CardVerifier | None = None,
+) -> tuple[AgentCard, str]:
+    """Fetch, parse and verify the card of the agent at ``url``; return it and where it was."""
+    tried: list[str] = []
+    for candidate in card_urls(url):
+        try:
+            response = await http.get(
+                candidate,
+                headers={"Accept": "application/json", **dict(headers or {})},
+                timeout=timeout,
+            )
+        except httpx.HTTPError as exc:
+            raise map_httpx_error(exc) from exc
+        if response.status_code == 404:
+            tried.append(candidate)
+            continue
+        if response.status_code >= 400:
+            raise DiscoveryError(
+                f"fetching the Agent Card at {candidate} failed: HTTP {response.status_code}"
+            )
+        try:
+            raw = json.loads(response.content)
+        except ValueError:
+            raise DiscoveryError(f"the Agent Card at {candidate} is not JSON") from None
+        card = parse_card(raw, candidate)
+        await verify_card(card, raw, verifier, candidate)
+        return card, candidate
+    raise DiscoveryError("no Agent Card found; tried " + ", ".join(tried))
+
+
+def select_interface(
+    card: AgentCard,
+    *,
+    bindings: Sequence[str] | None = None,
+    allow_v03: bool = True,
+    card_url: str | None = None,
+) -> AgentInterface:
+    """Choose the interface to speak to (see the module docstring for the rule).
+
+    ``bindings`` restricts and orders the acceptable bindings (``"JSONRPC"``, ``"HTTP+JSON"``);
+    by default every binding this client implements is acceptable, in the card's order.
+    A relative interface URL is resolved against ``card_url``.
+    """
+    wanted = [normalize_binding(b) for b in (bindings or TRANSPORTS)]
+    known = [b for b in wanted if b in TRANSPORTS]
+    candidates = [
+        i for i in card.supported_interfaces if normalize_binding(i.protocol_binding) in known
+    ]
+    if bindings:
+        candidates.sort(key=lambda i: known.index(normalize_binding(i.protocol_binding)))
+
+    def major(i: AgentInterface) -> str:
+        return (i.protocol_version or "").strip().split(".")[0]
+
+    chosen = next((i for i in candidates if major(i) == "1"), None)
+    if chosen is None:
+        v03 = next((i for i in candidates if i.protocol_version.strip().startswith("0.")), None)
+        if v03 is not None and not allow_v03:
+            raise NegotiationError(
+                f"{card.name!r} only offers A2A {v03.protocol_version}; pass allow_v03=True "
+                "to speak it"
+            )
+        chosen = v03
+    if chosen is None:
+        offered = ", ".join(
+            f"{i.protocol_binding} {i.protocol_version}" for i in card.supported_interfaces
+        )
+        raise NegotiationError(
+            f"{card.name!r} offers no interface this client speaks "
+            f"(offered: {offered or 'none'}; accepted: {', '.join(known)} with A2A 1.x or 0.3)"
+        )
+    if card_url is not None and not urlsplit(chosen.url).scheme:
+        chosen = chosen.model_copy(update={"url": urljoin(card_url, chosen.url)})
+    return chosen

@@ -1,0 +1,211 @@
+"""Streams that survive a dropped connection, and folding a stream into the final task.
+
+A stream (SendStreamingMessage or SubscribeToTask) ends normally when its task reaches a
+terminal or interrupted state, or after a single direct ``Message``. If the connection drops
+earlier, :func:`resilient_stream` resubscribes with SubscribeToTask, sending the last SSE
+``id:`` it saw as ``Last-Event-ID`` (servers number each task's events), and skips any event
+whose id it has already yielded: the caller sees every event exactly once. Attempts and backoff
+are bounded by a :class:`ReconnectPolicy`; ``ReconnectPolicy(max_attempts=0)`` turns it off.
+
+Folding (:class:`TaskAccumulator`, :func:`fold`, :func:`afold`) is lenient: it applies what the
+agent sent without enforcing the state machine, since the agent is the authority on its task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from simple_a2a.protocol.errors import A2AError
+from simple_a2a.protocol.models import (
+    FINAL_STATES,
+    Artifact,
+    Message,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskStatusUpdateEvent,
+)
+from simple_a2a.protocol.requests import StreamEvent, StreamResponse
+
+from .errors import StreamInterruptedError, TransportError
+from .transport import SSEEvent, invalid
+
+__all__ = ["ReconnectPolicy", "RetryPolicy", "TaskAccumulator", "afold", "fold"]
+
+log = logging.getLogger("simple_a2a.client")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries of unary calls, only where safe.
+
+    A request that never reached the agent (connection refused, connect timeout) is retried for
+    every operation; a read timeout or a dropped connection only for idempotent reads
+    (GetTask, ListTasks, the push-config reads and deletes, the extended card, the card).
+    ``RetryPolicy(max_attempts=1)`` turns retries off.
+    """
+
+    max_attempts: int = 3
+    backoff: float = 0.2  #: seconds before the first retry; doubles each time
+    max_backoff: float = 2.0
+
+    def delay(self, attempt: int) -> float:
+        """The pause after failed attempt number ``attempt`` (1-based)."""
+        return float(min(self.max_backoff, self.backoff * (2 ** (attempt - 1))))
+
+
+@dataclass(frozen=True)
+class ReconnectPolicy:
+    """Resuming a stream that dropped before its task reached a final state.
+
+    ``max_attempts`` consecutive failed reconnections are allowed (the count resets whenever an
+    event arrives); ``0`` disables reconnection.
+    """
+
+    max_attempts: int = 5
+    backoff: float = 0.1
+    max_backoff: float = 2.0
+
+    def delay(self, attempt: int) -> float:
+        return float(min(self.max_backoff, self.backoff * (2 ** (attempt - 1))))
+
+
+def _task_id_and_final(event: StreamEvent) -> tuple[str | None, bool]:
+    if isinstance(event, Task):
+        return event.id, event.status.state in FINAL_STATES
+    if isinstance(event, TaskStatusUpdateEvent):
+        return event.task_id, event.status.state in FINAL_STATES
+    if isinstance(event, TaskArtifactUpdateEvent):
+        return event.task_id, False
+    return event.task_id, True  # a Message ends a message-only stream
+
+
+async def resilient_stream(
+    open_stream: Callable[[], AsyncIterator[SSEEvent]],
+    resubscribe: Callable[[str, str | None], AsyncIterator[SSEEvent]],
+    policy: ReconnectPolicy,
+    *,
+    task_id: str | None = None,
+) -> AsyncIterator[StreamEvent]:
+    """Yield the events of ``open_stream()``, resuming through ``resubscribe(task_id, last_id)``.
+
+    ``task_id`` is known up front for SubscribeToTask, and learned from the first event of
+    SendStreamingMessage (a stream that drops before any event cannot be resumed).
+    """
+    seen: set[str] = set()
+    last_id: str | None = None
+    failures = 0
+    source = open_stream()
+    while True:
+        try:
+            async for sse in source:
+                if sse.fresh_id:
+                    if sse.id in seen:
+                        continue
+                    seen.add(sse.id)
+                    last_id = sse.id
+                try:
+                    event = StreamResponse.from_dict(sse.data).payload
+                except A2AError as exc:
+                    raise invalid(f"an event is not a StreamResponse: {exc.message}") from None
+                failures = 0
+                event_task, final = _task_id_and_final(event)
+                task_id = task_id or event_task
+                yield event
+                if final:
+                    return
+            cause: Exception | None = None
+            reason = "the server closed the stream before the task reached a final state"
+        except TransportError as exc:
+            cause, reason = exc, str(exc)
+        finally:
+            aclose = getattr(source, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        failures += 1
+        if task_id is None or failures > policy.max_attempts:
+            if cause is None and task_id is None:
+                return  # nothing to resume (for example an empty stream)
+            raise StreamInterruptedError(
+                f"stream of task {task_id} interrupted: {reason}"
+                + (f" (gave up after {failures - 1} reconnections)" if task_id else "")
+            ) from cause
+        delay = policy.delay(failures)
+        log.info("stream of task %s dropped (%s); resubscribing in %.2fs", task_id, reason, delay)
+        await asyncio.sleep(delay)
+        source = resubscribe(task_id, last_id)
+
+
+class TaskAccumulator:
+    """Builds the task from its stream, one event at a time (``apply``), leniently.
+
+    ``result`` is the task so far, or the ``Message`` of a message-only stream.
+    """
+
+    def __init__(self, task: Task | None = None) -> None:
+        self.task: Task | None = task
+        self.message: Message | None = None
+
+    @property
+    def result(self) -> Task | Message | None:
+        return self.task if self.task is not None else self.message
+
+    def apply(self, event: StreamEvent | StreamResponse) -> Task | Message | None:
+        if isinstance(event, StreamResponse):
+            event = event.payload
+        if isinstance(event, Task):
+            self.task = event
+        elif isinstance(event, Message):
+            if self.task is None:
+                self.message = event
+            else:
+                self.task = self.task.model_copy(update={"history": [*self.task.history, event]})
+        elif isinstance(event, TaskStatusUpdateEvent):
+            task = self.task or Task(
+                id=event.task_id, context_id=event.context_id, status=event.status
+            )
+            history = task.history
+            msg = event.status.message
+            if msg is not None and all(m.message_id != msg.message_id for m in history):
+                history = [*history, msg]
+            self.task = task.model_copy(update={"status": event.status, "history": history})
+        elif isinstance(event, TaskArtifactUpdateEvent) and self.task is not None:
+            self.task = self.task.model_copy(
+                update={"artifacts": _merge(self.task.artifacts, event)}
+            )
+        return self.result
+
+
+def _merge(artifacts: list[Artifact], event: TaskArtifactUpdateEvent) -> list[Artifact]:
+    incoming = event.artifact
+    out = list(artifacts)
+    for index, existing in enumerate(out):
+        if existing.artifact_id == incoming.artifact_id:
+            if event.append:
+                out[index] = existing.model_copy(
+                    update={"parts": [*existing.parts, *incoming.parts]}
+                )
+            else:
+                out[index] = incoming
+            return out
+    out.append(incoming)
+    return out
+
+
+def fold(events: Iterable[StreamEvent | StreamResponse]) -> Task | Message | None:
+    """The final task (or direct message) of a whole stream."""
+    acc = TaskAccumulator()
+    for event in events:
+        acc.apply(event)
+    return acc.result
+
+
+async def afold(events: AsyncIterator[Any]) -> Task | Message | None:
+    """The final task (or direct message) of a whole async stream."""
+    acc = TaskAccumulator()
+    async for event in events:
+        acc.apply(event)
+    return acc.result

@@ -1,0 +1,374 @@
+"""The transport contract: one class per binding, speaking 1.0 dicts to the client above it.
+
+Like httpx's transports, a :class:`Transport` knows how to move one request and its answer over
+the wire, and nothing about policy (retries, reconnection, negotiation live in the client).
+The contract is two methods, both in terms of 1.0 ProtoJSON dicts (camelCase):
+
+- :meth:`Transport.call` sends one unary operation and returns its 1.0 result dict;
+- :meth:`Transport.stream` opens a streaming operation and yields :class:`SSEEvent` objects,
+  each carrying the SSE ``id:`` and the 1.0 ``StreamResponse`` dict.
+
+When the agent speaks 0.3 (``version="0.3"``) the transport converts on the way out and in
+with :mod:`simple_a2a.protocol.v03`, so the client above never sees a 0.3 shape.
+
+Failures come out as the client's :mod:`~simple_a2a.client.errors` (transport level) or as the
+protocol's typed :class:`~simple_a2a.protocol.errors.A2AError` (the agent's answer), which carry
+the response's HTTP status as ``status_code``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+import httpx
+from httpx_sse import EventSource, SSEError
+
+from simple_a2a.protocol.errors import (
+    A2AError,
+    InvalidAgentResponseError,
+    error_from_jsonrpc,
+    error_from_rest,
+)
+from simple_a2a.protocol.operations import OPERATIONS_BY_NAME
+
+from .errors import (
+    ClientTimeoutError,
+    ConnectError,
+    ConnectTimeoutError,
+    TransportError,
+)
+
+__all__ = ["JSONRPCTransport", "RESTTransport", "SSEEvent", "TimeoutTypes", "Transport"]
+
+TimeoutTypes = float | httpx.Timeout | None
+
+#: The default timeout of a call: use the ``httpx.AsyncClient``'s own.
+DEFAULT: Any = httpx.USE_CLIENT_DEFAULT
+
+JSON_TYPES = ("application/json", "application/a2a+json")
+
+
+@dataclass(frozen=True)
+class SSEEvent:
+    """One server-sent event of a stream: its ``id:`` (``""`` if none) and 1.0 payload dict.
+
+    ``fresh_id`` is false when the SSE ``id:`` was inherited from an earlier event of the same
+    connection (the SSE last-event-ID buffer persists), so it does not identify this event.
+    """
+
+    id: str
+    data: dict[str, Any]
+    fresh_id: bool = True
+
+
+def _v03() -> Any:
+    # Imported lazily: only 0.3 agents need it.
+    return importlib.import_module("simple_a2a.protocol.v03")
+
+
+def map_httpx_error(exc: httpx.HTTPError) -> Exception:
+    """The client error for an ``httpx`` failure (the original is kept as ``__cause__``)."""
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.ConnectTimeout):
+        return ConnectTimeoutError(f"timed out connecting to the agent: {text}")
+    if isinstance(exc, httpx.TimeoutException):
+        return ClientTimeoutError(f"timed out talking to the agent: {text}")
+    if isinstance(exc, httpx.ConnectError):
+        return ConnectError(f"could not connect to the agent: {text}")
+    return TransportError(f"{type(exc).__name__}: {text}")
+
+
+def with_status(err: A2AError, status_code: int) -> A2AError:
+    """Attach the HTTP status of the response that carried ``err``."""
+    err.status_code = status_code  # type: ignore[attr-defined]
+    return err
+
+
+def invalid(message: str, status_code: int = 200) -> A2AError:
+    return with_status(InvalidAgentResponseError(message), status_code)
+
+
+def _decode(content: bytes, status: int) -> Any:
+    if not content.strip():
+        return None
+    try:
+        return json.loads(content)
+    except ValueError:
+        if status >= 400:
+            return None
+        raise invalid(
+            f"the agent answered HTTP {status} with a body that is not JSON", status
+        ) from None
+
+
+class Transport:
+    """Base of the bindings: one ``httpx.AsyncClient``, one interface URL, one version."""
+
+    binding: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        url: str,
+        *,
+        version: str = "1.0",
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.http = http
+        self.url = url.rstrip("/")
+        self.version = version
+        self.headers = {"A2A-Version": version, **dict(headers or {})}
+
+    @property
+    def is_v03(self) -> bool:
+        return self.version.startswith("0.")
+
+    def _to_wire(self, operation: str, request: dict[str, Any]) -> dict[str, Any]:
+        if self.is_v03:
+            return dict(_v03().request_to_v03(operation, request))
+        return request
+
+    def _from_wire(self, operation: str, result: Any) -> dict[str, Any]:
+        if self.is_v03:
+            if operation == "GetExtendedAgentCard":
+                result = _v03().card_from_v03(result)
+            else:
+                result = _v03().result_from_v03(operation, result)
+        if result is None:
+            return {}
+        if not isinstance(result, dict):
+            raise invalid(f"{operation}: expected a JSON object, got {type(result).__name__}")
+        return result
+
+    async def call(
+        self, operation: str, request: dict[str, Any], *, timeout: Any = DEFAULT
+    ) -> dict[str, Any]:
+        """Send one unary operation; return its 1.0 result dict."""
+        raise NotImplementedError
+
+    def stream(
+        self,
+        operation: str,
+        request: dict[str, Any],
+        *,
+        timeout: Any = DEFAULT,
+        last_event_id: str | None = None,
+    ) -> AsyncIterator[SSEEvent]:
+        """Open a streaming operation; yield its events until the server closes the stream."""
+        raise NotImplementedError
+
+    async def _events(
+        self, operation: str, request: httpx.Request, timeout: Any
+    ) -> AsyncIterator[SSEEvent]:
+        """Send a streaming request and decode its SSE events (both bindings)."""
+        try:
+            response = await self.http.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise map_httpx_error(exc) from exc
+        try:
+            ctype = response.headers.get("content-type", "").partition(";")[0].strip()
+            if ctype != "text/event-stream":
+                body = _decode(await response.aread(), response.status_code)
+                self._raise_for_body(operation, body, response.status_code)
+                raise invalid(
+                    f"{operation}: expected an event stream, got {ctype or 'no content type'}",
+                    response.status_code,
+                )
+            previous = ""
+            async for sse in EventSource(response).aiter_sse():
+                if not sse.data.strip():
+                    continue
+                try:
+                    payload = json.loads(sse.data)
+                except ValueError:
+                    raise invalid(f"{operation}: an event is not JSON: {sse.data[:80]!r}") from None
+                fresh = bool(sse.id) and sse.id != previous
+                previous = sse.id
+                yield SSEEvent(sse.id, self._event_result(operation, payload), fresh)
+        except httpx.HTTPError as exc:
+            raise map_httpx_error(exc) from exc
+        except SSEError as exc:
+            raise invalid(f"{operation}: {exc}") from exc
+        finally:
+            await response.aclose()
+
+    def _raise_for_body(self, operation: str, body: Any, status: int) -> None:
+        """Raise the error a non-stream answer to a streaming request carries."""
+        raise NotImplementedError
+
+    def _event_result(self, operation: str, payload: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class JSONRPCTransport(Transport):
+    """JSON-RPC 2.0 over HTTP POST (spec §9); streams are SSE of JSON-RPC responses."""
+
+    binding = "JSONRPC"
+    _ids = itertools.count(1)
+
+    def _method(self, operation: str) -> str:
+        op = OPERATIONS_BY_NAME[operation]
+        if self.is_v03:
+            if op.v03_method is None:
+                raise invalid(f"{operation} has no 0.3 JSON-RPC method")
+            return op.v03_method
+        return op.name
+
+    def _build(
+        self, operation: str, request: dict[str, Any], timeout: Any, extra: dict[str, str]
+    ) -> httpx.Request:
+        body = {
+            "jsonrpc": "2.0",
+            "id": next(self._ids),
+            "method": self._method(operation),
+            "params": self._to_wire(operation, request),
+        }
+        return self.http.build_request(
+            "POST",
+            self.url,
+            json=body,
+            headers={**self.headers, **extra},
+            timeout=timeout,
+        )
+
+    def _unwrap(self, operation: str, body: Any, status: int) -> Any:
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            raise with_status(error_from_jsonrpc(body["error"]), status)
+        if isinstance(body, dict) and "result" in body:
+            return body["result"]
+        if status >= 400:
+            # Not JSON-RPC at all: an auth proxy, a 404 page, a REST-style error body.
+            raise with_status(error_from_rest(body, status), status)
+        raise invalid(f"{operation}: the answer is not a JSON-RPC response", status)
+
+    async def call(
+        self, operation: str, request: dict[str, Any], *, timeout: Any = DEFAULT
+    ) -> dict[str, Any]:
+        req = self._build(operation, request, timeout, {"Accept": "application/json"})
+        try:
+            response = await self.http.send(req)
+        except httpx.HTTPError as exc:
+            raise map_httpx_error(exc) from exc
+        body = _decode(response.content, response.status_code)
+        return self._from_wire(operation, self._unwrap(operation, body, response.status_code))
+
+    def stream(
+        self,
+        operation: str,
+        request: dict[str, Any],
+        *,
+        timeout: Any = DEFAULT,
+        last_event_id: str | None = None,
+    ) -> AsyncIterator[SSEEvent]:
+        extra = {"Accept": "text/event-stream", "Cache-Control": "no-store"}
+        if last_event_id:
+            extra["Last-Event-ID"] = last_event_id
+        return self._events(operation, self._build(operation, request, timeout, extra), timeout)
+
+    def _raise_for_body(self, operation: str, body: Any, status: int) -> None:
+        self._unwrap(operation, body, status)
+
+    def _event_result(self, operation: str, payload: Any) -> dict[str, Any]:
+        return self._from_wire(operation, self._unwrap(operation, payload, 200))
+
+
+class RESTTransport(Transport):
+    """HTTP+JSON (spec §11): routes from the OPERATIONS table, camelCase query parameters."""
+
+    binding = "HTTP+JSON"
+
+    def _route(self, operation: str, request: dict[str, Any]) -> tuple[str, str, set[str]]:
+        """(verb, URL, names of the request fields used in the path)."""
+        op = OPERATIONS_BY_NAME[operation]
+        path = op.v03_path if self.is_v03 else op.path
+        if path is None:
+            raise invalid(f"{operation} has no 0.3 REST route")
+        used: set[str] = set()
+        for placeholder, field in (("{id}", "id"), ("{task_id}", "taskId")):
+            if placeholder in path:
+                path = path.replace(placeholder, quote(str(request.get(field, "")), safe=""))
+                used.add(field)
+        tenant = request.get("tenant")
+        if tenant and not self.is_v03:
+            path = "/" + quote(str(tenant), safe="") + path
+        used.add("tenant")
+        return op.http_method, self.url + path, used
+
+    @staticmethod
+    def _query(wire: dict[str, Any], used: set[str]) -> httpx.QueryParams:
+        params: list[tuple[str, str]] = []
+        for key, value in wire.items():
+            if key in used or value is None or isinstance(value, dict):
+                continue
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, bool):
+                    params.append((key, "true" if item else "false"))
+                elif not isinstance(item, dict):
+                    params.append((key, str(item)))
+        return httpx.QueryParams(tuple(params))
+
+    def _build(
+        self, operation: str, request: dict[str, Any], timeout: Any, extra: dict[str, str]
+    ) -> httpx.Request:
+        verb, url, used = self._route(operation, request)
+        wire = self._to_wire(operation, request)
+        headers = {**self.headers, **extra}
+        if OPERATIONS_BY_NAME[operation].has_body:
+            body = {k: v for k, v in wire.items() if k != "tenant"}
+            return self.http.build_request(
+                verb,
+                url,
+                content=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json", **headers},
+                timeout=timeout,
+            )
+        return self.http.build_request(
+            verb, url, params=self._query(wire, used), headers=headers, timeout=timeout
+        )
+
+    def _raise_for_body(self, operation: str, body: Any, status: int) -> None:
+        if status >= 400 or (isinstance(body, dict) and isinstance(body.get("error"), dict)):
+            raise with_status(error_from_rest(body, status), status)
+
+    async def call(
+        self, operation: str, request: dict[str, Any], *, timeout: Any = DEFAULT
+    ) -> dict[str, Any]:
+        req = self._build(operation, request, timeout, {"Accept": "application/json"})
+        try:
+            response = await self.http.send(req)
+        except httpx.HTTPError as exc:
+            raise map_httpx_error(exc) from exc
+        body = _decode(response.content, response.status_code)
+        if response.status_code >= 300:
+            raise with_status(error_from_rest(body, response.status_code), response.status_code)
+        return self._from_wire(operation, body)
+
+    def stream(
+        self,
+        operation: str,
+        request: dict[str, Any],
+        *,
+        timeout: Any = DEFAULT,
+        last_event_id: str | None = None,
+    ) -> AsyncIterator[SSEEvent]:
+        extra = {"Accept": "text/event-stream", "Cache-Control": "no-store"}
+        if last_event_id:
+            extra["Last-Event-ID"] = last_event_id
+        return self._events(operation, self._build(operation, request, timeout, extra), timeout)
+
+    def _event_result(self, operation: str, payload: Any) -> dict[str, Any]:
+        if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
+            raise error_from_rest(payload, int(payload["error"].get("code") or 500))
+        return self._from_wire(operation, payload)
+
+
+TRANSPORTS: dict[str, type[Transport]] = {
+    JSONRPCTransport.binding: JSONRPCTransport,
+    RESTTransport.binding: RESTTransport,
+}
