@@ -59,13 +59,15 @@ class TaskQuery:
 
     Results are ordered by status timestamp, newest first, then by task id (descending) so the
     order is total. ``after`` is the (timestamp, id) of the last task of the previous page.
+    Timestamps are compared at millisecond precision (the wire's), so a cursor taken from a task
+    as returned by any backend, or as parsed from its JSON, lands exactly on that task.
     """
 
     limit: int = 50
     context_id: str | None = None
     state: TaskState | None = None
     status_after: datetime | None = None
-    owner: str | None | _AnyOwner = ANY_OWNER
+    owner: str | _AnyOwner | None = ANY_OWNER
     after: tuple[datetime, str] | None = None
 
 
@@ -166,8 +168,8 @@ class Storage(abc.ABC):
     events: EventLog
     push_configs: PushConfigStore
 
-    async def open(self) -> None:
+    async def open(self) -> None:  # noqa: B027 (optional hook)
         """Connect, create or migrate the schema. Idempotent."""
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 (optional hook)
         """Release connections. Idempotent."""

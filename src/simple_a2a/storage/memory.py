@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from datetime import datetime, timezone
+from datetime import datetime
 
 from ..protocol.models import Task, TaskPushNotificationConfig
 from ..protocol.requests import StreamResponse
+from ._common import order_key, utc_ms
 from .base import (
     ANY_OWNER,
     ConcurrentUpdateError,
@@ -22,12 +23,10 @@ from .base import (
     TaskStore,
 )
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
 
 def sort_key(task: Task) -> tuple[datetime, str]:
-    """The ListTasks order key: status timestamp, then id (both descending in results)."""
-    return (task.status.timestamp or _EPOCH, task.id)
+    """The ListTasks order key: status timestamp (ms precision), then id; results descending."""
+    return order_key(task)
 
 
 class MemoryTaskStore(TaskStore):
@@ -65,14 +64,14 @@ class MemoryTaskStore(TaskStore):
                 query.status_after is None
                 or (
                     stored.task.status.timestamp is not None
-                    and stored.task.status.timestamp > query.status_after
+                    and utc_ms(stored.task.status.timestamp) > query.status_after
                 )
             )
         ]
         matches.sort(key=lambda s: sort_key(s.task), reverse=True)
         total = len(matches)
         if query.after is not None:
-            position = query.after
+            position = (utc_ms(query.after[0]), query.after[1])
             matches = [s for s in matches if sort_key(s.task) < position]
         page = matches[: query.limit]
         return TaskPage(page, total, len(matches) > query.limit)
@@ -82,7 +81,7 @@ class MemoryTaskStore(TaskStore):
 
 
 class _TaskEvents:
-    __slots__ = ("events", "last", "changed")
+    __slots__ = ("changed", "events", "last")
 
     def __init__(self) -> None:
         self.events: deque[LoggedEvent] = deque()

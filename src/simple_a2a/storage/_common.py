@@ -1,0 +1,272 @@
+"""Pieces shared by the SQL backends (and the memory one): keys, rows, queries, wake-ups.
+
+Nothing here knows a database driver. The SQL backends differ only in placeholder style
+(``?`` or ``$1``), in how a timestamp column is stored and in how they run a statement; the
+ListTasks filters, the keyset order and the row ⇄ model conversion are written once, here.
+
+Timestamps are compared at **millisecond** precision everywhere: that is the precision of the
+wire format (spec §5.6.1) and so of every task a durable backend hands back. A keyset cursor
+taken from a returned task therefore always lands exactly on that task, whatever backend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from ..protocol.models import Task, TaskPushNotificationConfig, TaskState
+from ..protocol.requests import StreamResponse
+from .base import ANY_OWNER, LoggedEvent, StoredTask, TaskPage, TaskQuery
+
+log = logging.getLogger("simple_a2a.storage")
+
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_US = timedelta(microseconds=1)
+
+#: States a restarted server must resume (``TaskStore.active_tasks``).
+ACTIVE_STATES: tuple[str, ...] = (TaskState.SUBMITTED.value, TaskState.WORKING.value)
+
+
+def utc_ms(value: datetime | None) -> datetime:
+    """The timestamp as compared by stores: UTC, truncated to milliseconds; None is the epoch."""
+    if value is None:
+        return EPOCH
+    value = value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+    value = value.astimezone(timezone.utc)
+    return value.replace(microsecond=value.microsecond - value.microsecond % 1000)
+
+
+def order_key(task: Task) -> tuple[datetime, str]:
+    """The ListTasks order key: (status timestamp at ms precision, id); results are descending."""
+    return (utc_ms(task.status.timestamp), task.id)
+
+
+def to_micros(value: datetime) -> int:
+    """Microseconds since the epoch, exactly (for an INTEGER timestamp column); naive is UTC."""
+    value = value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+    return (value - EPOCH) // _US
+
+
+# --- rows -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    """The indexed columns of a task plus its JSON document (exact ``Task.to_json()`` text)."""
+
+    id: str
+    context_id: str | None
+    state: str
+    ts: datetime  #: status timestamp, UTC, ms precision (the epoch when unset)
+    doc: str
+
+
+def task_row(task: Task) -> TaskRow:
+    return TaskRow(
+        id=task.id,
+        context_id=task.context_id,
+        state=task.status.state.value,
+        ts=utc_ms(task.status.timestamp),
+        doc=task.to_json().decode(),
+    )
+
+
+def stored_task(doc: str | bytes, version: int, owner: str | None) -> StoredTask:
+    return StoredTask(Task.from_json(doc), int(version), owner)
+
+
+def logged_event(seq: int, doc: str | bytes) -> LoggedEvent:
+    return LoggedEvent(int(seq), StreamResponse.from_json(doc))
+
+
+def event_doc(event: StreamResponse) -> str:
+    return event.to_json().decode()
+
+
+def push_doc(config: TaskPushNotificationConfig) -> tuple[str, str, str]:
+    """(task_id, config id, JSON) of a config; both ids are required to store it."""
+    if not config.task_id or not config.id:
+        raise ValueError("a stored push config needs task_id and id")
+    return config.task_id, config.id, config.to_json().decode()
+
+
+def push_config(doc: str | bytes) -> TaskPushNotificationConfig:
+    return TaskPushNotificationConfig.from_json(doc)
+
+
+# --- ListTasks as SQL -------------------------------------------------------------------------
+
+
+class Params:
+    """Collects bound values; ``p(value)`` returns the placeholder (``?`` or ``$n``)."""
+
+    def __init__(self, numbered: bool) -> None:
+        self.numbered = numbered
+        self.values: list[Any] = []
+
+    def __call__(self, value: Any) -> str:
+        self.values.append(value)
+        return f"${len(self.values)}" if self.numbered else "?"
+
+
+@dataclass(frozen=True)
+class ListSQL:
+    count_sql: str
+    count_args: list[Any]
+    page_sql: str
+    page_args: list[Any]
+
+
+def list_sql(
+    table: str,
+    query: TaskQuery,
+    *,
+    numbered: bool,
+    ts: Callable[[datetime], Any],
+    columns: str = "doc, version, owner",
+) -> ListSQL:
+    """The count and page statements of a ListTasks query over a table with columns
+    ``id, context_id, state, ts, owner`` (indexes on ``(x, ts, id)`` serve them).
+
+    ``ts`` converts a datetime to the column's representation. The page fetches ``limit + 1``
+    rows: the extra row only tells ``has_more``.
+    """
+    p = Params(numbered)
+    where: list[str] = []
+    if query.owner is not ANY_OWNER:
+        where.append("owner IS NULL" if query.owner is None else f"owner = {p(query.owner)}")
+    if query.context_id is not None:
+        where.append(f"context_id = {p(query.context_id)}")
+    if query.state is not None:
+        where.append(f"state = {p(query.state.value)}")
+    if query.status_after is not None:
+        where.append(f"ts > {p(ts(query.status_after))}")
+    cond = (" WHERE " + " AND ".join(where)) if where else ""
+    count_sql, count_args = f"SELECT count(*) FROM {table}{cond}", list(p.values)
+    if query.after is not None:
+        after_ts, after_id = query.after
+        keyset = f"(ts, id) < ({p(ts(utc_ms(after_ts)))}, {p(after_id)})"
+        cond = f"{cond} AND {keyset}" if where else f" WHERE {keyset}"
+    page_sql = (
+        f"SELECT {columns} FROM {table}{cond} ORDER BY ts DESC, id DESC "
+        f"LIMIT {p(max(query.limit, 0) + 1)}"
+    )
+    return ListSQL(count_sql, count_args, page_sql, p.values)
+
+
+def task_page(rows: Sequence[Sequence[Any]], total: int, limit: int) -> TaskPage:
+    """A page from ``(doc, version, owner)`` rows fetched with ``limit + 1``."""
+    limit = max(limit, 0)
+    tasks = [stored_task(doc, version, owner) for doc, version, owner in rows[:limit]]
+    return TaskPage(tasks, int(total), len(rows) > limit)
+
+
+# --- wake-ups for EventLog.wait ---------------------------------------------------------------
+
+
+class _Slot:
+    __slots__ = ("event", "waiters")
+
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+        self.waiters = 0
+
+
+class ChangeNotifier:
+    """Wakes ``EventLog.wait`` callers: at once for appends this process made (``notify``),
+    and for appends made elsewhere either by the backend's own signal (PostgreSQL
+    LISTEN/NOTIFY calls ``notify``) or by polling.
+
+    Two polling modes:
+
+    - with ``marker`` (a cheap "did anything change?" probe, e.g. SQLite's
+      ``PRAGMA data_version``): one shared poll every ``poll_interval`` while anyone waits;
+      a change wakes every waiter, who re-checks its own task;
+    - without: each waiter re-checks its task every ``poll_interval`` (a fallback behind a
+      push signal that normally does the work).
+    """
+
+    def __init__(
+        self, poll_interval: float, marker: Callable[[], Awaitable[object]] | None = None
+    ) -> None:
+        self.poll_interval = poll_interval
+        self._marker = marker
+        self._slots: dict[str, _Slot] = {}
+        self._poller: asyncio.Task[None] | None = None
+
+    def notify(self, task_id: str) -> None:
+        slot = self._slots.pop(task_id, None)
+        if slot is not None:
+            slot.event.set()
+
+    def notify_all(self) -> None:
+        slots, self._slots = self._slots, {}
+        for slot in slots.values():
+            slot.event.set()
+
+    async def wait(
+        self,
+        task_id: str,
+        after: int,
+        timeout: float,
+        last_seq: Callable[[str], Awaitable[int]],
+    ) -> bool:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            # Register before checking, so an append between the check and the wait wakes us.
+            slot = self._slots.get(task_id)
+            if slot is None:
+                slot = self._slots[task_id] = _Slot()
+            slot.waiters += 1
+            try:
+                if await last_seq(task_id) > after:
+                    return True
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    return False
+                if self._marker is not None:
+                    self._ensure_poller()
+                else:
+                    remaining = min(remaining, self.poll_interval)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(slot.event.wait(), remaining)
+            finally:
+                slot.waiters -= 1
+                if slot.waiters == 0 and self._slots.get(task_id) is slot:
+                    del self._slots[task_id]
+
+    def _ensure_poller(self) -> None:
+        if self._poller is None or self._poller.done():
+            self._poller = asyncio.get_running_loop().create_task(self._poll())
+
+    async def _poll(self) -> None:
+        assert self._marker is not None
+        try:
+            seen = await self._marker()
+            # Anything committed before that first reading may have been missed by a waiter
+            # that checked just before: let everyone re-check once.
+            self.notify_all()
+            while self._slots:
+                await asyncio.sleep(self.poll_interval)
+                current = await self._marker()
+                if current != seen:
+                    seen = current
+                    self.notify_all()
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the store was closed under us, or the probe failed: waiters time out
+            log.debug("storage change poll stopped", exc_info=True)
+
+    async def close(self) -> None:
+        poller, self._poller = self._poller, None
+        if poller is not None and not poller.done():
+            poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await poller
+        self.notify_all()
