@@ -136,26 +136,27 @@ class RequestHandler:
         return self._stream_execution(ctx, seq)
 
     async def _stream_execution(self, ctx: RequestContext, seq: int) -> AsyncIterator[StreamItem]:
-        if not ctx.is_persisted:
-            while not ctx.is_persisted and ctx.reply_message is None:
-                ctx.changed.clear()
-                if ctx.is_persisted or ctx.reply_message is not None:
-                    break
-                await ctx.changed.wait()
-            if ctx.reply_message is not None and not ctx.is_persisted:
-                yield StreamItem(None, StreamResponse(message=ctx.reply_message))
-                return
-            async for item in self.tasks.follow(ctx.task_id, 0):
-                yield item
+        if seq:
+            # A follow-up to an existing task: its snapshot as of accepting the message first
+            # (spec §3.1.2), then the live events after it.
+            snap = await self.tasks.snapshot(ctx.task_id)
+            assert snap is not None
+            task, last = snap
+            yield StreamItem(last, StreamResponse(task=task))
+            if not task.is_final:
+                async for item in self.tasks.follow(ctx.task_id, last):
+                    yield item
             return
-        # A follow-up to an existing task: its snapshot first (spec §3.1.2), then live events.
-        snap = await self.tasks.snapshot(ctx.task_id)
-        assert snap is not None
-        task, last = snap
-        yield StreamItem(last, StreamResponse(task=task))
-        if not task.is_final:
-            async for item in self.tasks.follow(ctx.task_id, last):
-                yield item
+        while not ctx.is_persisted and ctx.reply_message is None:
+            ctx.changed.clear()
+            if ctx.is_persisted or ctx.reply_message is not None:
+                break
+            await ctx.changed.wait()
+        if ctx.reply_message is not None and not ctx.is_persisted:
+            yield StreamItem(None, StreamResponse(message=ctx.reply_message))
+            return
+        async for item in self.tasks.follow(ctx.task_id, 0):  # event 1 is the Task
+            yield item
 
     async def _wait_settled(self, ctx: RequestContext) -> None:
         """Blocking send: until a reply, a terminal/interrupted state, or the executor returns."""

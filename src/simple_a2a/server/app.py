@@ -1,0 +1,187 @@
+"""Serving an agent: :func:`server` builds an :class:`A2AServer`; ``.app`` is the ASGI app to
+mount or wrap, ``.run()`` serves it with uvicorn.
+
+Routes of one agent (relative to where it is mounted):
+
+- ``POST /`` — JSON-RPC (spec §9);
+- ``GET /.well-known/agent-card.json`` — the Agent Card (spec §8.2), also at
+  ``/.well-known/agent.json`` (0.3-era clients) and ``/agentCard`` (the Ruby seed), with ETag and
+  Cache-Control (spec §8.6).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..protocol.card import JSONRPC, AgentCapabilities, AgentCard, AgentInterface
+from ..storage import Storage, open_storage
+from .executor import AgentExecutor
+from .handler import ExtendedCardProvider, RequestHandler
+from .http import DEFAULT_MAX_BODY, JSON
+from .jsonrpc import JSONRPCBinding
+
+log = logging.getLogger("simple_a2a.server")
+
+CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json", "/agentCard")
+
+
+def _with_defaults(card: AgentCard) -> AgentCard:
+    """Declare what this server always does (streaming) unless the author said otherwise."""
+    caps = card.capabilities
+    if caps.streaming is None:
+        caps = caps.model_copy(update={"streaming": True})
+    return card.model_copy(update={"capabilities": caps or AgentCapabilities()})
+
+
+class A2AServer:
+    """One agent: its card, executor and storage, as an ASGI app."""
+
+    def __init__(
+        self,
+        agent_card: AgentCard,
+        executor: AgentExecutor | Callable[..., Any],
+        *,
+        storage: str | Storage | None = None,
+        extended_card: AgentCard | ExtendedCardProvider | None = None,
+        max_body_size: int = DEFAULT_MAX_BODY,
+        executor_timeout: float | None = None,
+        max_history_length: int | None = 1000,
+        shutdown_grace: float = 10.0,
+        keepalive: float = 15.0,
+        card_max_age: int = 300,
+    ) -> None:
+        self.storage = open_storage(storage)
+        self.handler = RequestHandler(
+            _with_defaults(agent_card),
+            executor,
+            self.storage,
+            extended_card=extended_card,
+            max_history_length=max_history_length,
+            executor_timeout=executor_timeout,
+            keepalive=keepalive,
+        )
+        self.max_body_size = max_body_size
+        self.shutdown_grace = shutdown_grace
+        self.card_max_age = card_max_age
+        self._opened = False
+        self._open_lock = asyncio.Lock()
+        self.app: ASGIApp = _OpenOnFirstRequest(self._build(), self.startup)
+
+    @property
+    def card(self) -> AgentCard:
+        return self.handler.card
+
+    def _build(self) -> Starlette:
+        rpc = JSONRPCBinding(self.handler, max_body=self.max_body_size)
+        routes = [Route("/", rpc.endpoint, methods=["POST"])]
+        routes += [Route(path, self._card_endpoint, methods=["GET"]) for path in CARD_PATHS]
+        return Starlette(routes=routes, lifespan=self._lifespan)
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, _app: Starlette) -> AsyncIterator[None]:
+        await self.startup()
+        try:
+            yield
+        finally:
+            await self.shutdown()
+
+    async def startup(self) -> None:
+        """Open the storage (idempotent; also done on the first request when mounted)."""
+        async with self._open_lock:
+            if not self._opened:
+                await self.storage.open()
+                self._opened = True
+
+    async def shutdown(self) -> None:
+        """Let running tasks finish within the grace period, cancel the rest, close storage."""
+        await self.handler.shutdown(self.shutdown_grace)
+        if self._opened:
+            await self.storage.close()
+            self._opened = False
+
+    # -- discovery (spec §8) --
+    def public_card(self, base_url: str) -> AgentCard:
+        """The card with its interface URLs derived from where it is served, unless set."""
+        card = self.card
+        if card.supported_interfaces:
+            return card
+        url = base_url.rstrip("/")
+        return card.model_copy(
+            update={
+                "supported_interfaces": [
+                    AgentInterface(url=url, protocol_binding=JSONRPC, protocol_version="1.0")
+                ]
+            }
+        )
+
+    def card_document(self, base_url: str) -> dict[str, Any]:
+        """The card as served: 1.0 fields plus the 0.3 ones, one document for both."""
+        card = self.public_card(base_url).to_dict()
+        try:
+            from ..protocol import v03
+        except ImportError:  # pragma: no cover - the 0.3 layer is part of the package
+            return card
+        return v03.card_to_v03(card)
+
+    async def _card_endpoint(self, request: Request) -> Response:
+        body = json.dumps(self.card_document(str(request.base_url)), separators=(",", ":"))
+        etag = '"' + hashlib.sha256(body.encode()).hexdigest()[:32] + '"'
+        headers = {"ETag": etag, "Cache-Control": f"public, max-age={self.card_max_age}"}
+        if etag in request.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers=headers)
+        return Response(body, media_type=JSON, headers=headers)
+
+    # -- running --
+    def run(self, host: str = "127.0.0.1", port: int = 9292, **uvicorn_options: Any) -> None:
+        """Serve with uvicorn until interrupted (blocks)."""
+        import uvicorn
+
+        uvicorn_options.setdefault("timeout_graceful_shutdown", int(self.shutdown_grace) + 1)
+        uvicorn_options.setdefault("log_level", "info")
+        uvicorn.run(self.app, host=host, port=port, **uvicorn_options)
+
+    async def serve(
+        self, host: str = "127.0.0.1", port: int = 9292, **uvicorn_options: Any
+    ) -> None:
+        """Serve with uvicorn inside a running event loop."""
+        import uvicorn
+
+        uvicorn_options.setdefault("timeout_graceful_shutdown", int(self.shutdown_grace) + 1)
+        config = uvicorn.Config(self.app, host=host, port=port, **uvicorn_options)
+        await uvicorn.Server(config).serve()
+
+
+class _OpenOnFirstRequest:
+    """Mounted apps get no lifespan events from Starlette; open storage on first use instead."""
+
+    def __init__(self, app: ASGIApp, startup: Callable[[], Any]) -> None:
+        self._app = app
+        self._startup = startup
+        self._ready = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self._ready and scope["type"] == "http":
+            await self._startup()
+            self._ready = True
+        await self._app(scope, receive, send)
+
+
+def server(
+    agent_card: AgentCard,
+    executor: AgentExecutor | Callable[..., Any],
+    **options: Any,
+) -> A2AServer:
+    """An A2A server for one agent. ``.run(port=...)`` serves it; ``.app`` is its ASGI app."""
+    return A2AServer(agent_card, executor, **options)

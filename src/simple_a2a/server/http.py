@@ -1,0 +1,142 @@
+"""HTTP plumbing shared by the HTTP bindings (JSON-RPC and HTTP+JSON): body limits, service
+parameters (spec §3.2.6: A2A-Version, A2A-Extensions), content types, SSE responses."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from ..protocol import errors as e
+from ..protocol import sse
+from ..protocol.card import AgentCard
+from ..protocol.versions import HEADER as VERSION_HEADER
+from ..protocol.versions import negotiate
+from .context import CallContext, Caller
+from .tasks import StreamItem
+
+log = logging.getLogger("simple_a2a.server")
+
+A2A_JSON = "application/a2a+json"
+JSON = "application/json"
+DEFAULT_MAX_BODY = 10 * 1024 * 1024
+
+
+class BodyTooLarge(e.InvalidRequestError):
+    http_status = 413
+    reason = "PAYLOAD_TOO_LARGE"
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refusing more than ``limit`` bytes before reading them all."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge(f"request body of {declared} bytes exceeds the limit of {limit} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge(f"request body exceeds the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def response_media_type(request: Request) -> str:
+    """``application/json`` unless the client asked for ``application/a2a+json`` (PRODUCT §3)."""
+    return A2A_JSON if A2A_JSON in request.headers.get("accept", "") else JSON
+
+
+def check_content_type(request: Request) -> None:
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype and ctype not in (JSON, A2A_JSON) and not ctype.endswith("+json"):
+        raise e.InvalidRequestError(
+            f"Content-Type {ctype!r} is not supported; send application/json or {A2A_JSON}"
+        )
+
+
+def _split(value: str | None) -> list[str]:
+    return [item.strip() for item in (value or "").split(",") if item.strip()]
+
+
+def call_context(
+    request: Request,
+    card: AgentCard,
+    *,
+    is_v03_name: bool,
+    tenant: str | None = None,
+) -> CallContext:
+    """Service parameters of a request (spec §3.2.6), checked against the card (spec §3.3.4)."""
+    requested = request.headers.get(VERSION_HEADER) or request.query_params.get(VERSION_HEADER)
+    version = negotiate(requested, is_v03_name=is_v03_name)
+    extensions = _split(request.headers.get("a2a-extensions")) + _split(
+        request.headers.get("x-a2a-extensions")
+    )
+    declared = {x.uri for x in card.capabilities.extensions if x.uri}
+    missing = [uri for uri in card.required_extensions if uri not in extensions]
+    if missing:
+        raise e.ExtensionSupportRequiredError(
+            "this agent requires the extension(s) "
+            + ", ".join(missing)
+            + "; declare them in the A2A-Extensions header",
+            metadata={"extensions": ",".join(missing)},
+        )
+    caller = request.scope.get("a2a.caller")
+    return CallContext(
+        caller=caller if isinstance(caller, Caller) else None,
+        tenant=tenant,
+        extensions=extensions,
+        version=version,
+        headers=dict(request.headers),
+        activated_extensions=[uri for uri in extensions if uri in declared],
+    )
+
+
+def service_headers(call: CallContext | None) -> dict[str, str]:
+    headers = {VERSION_HEADER: call.version if call else "1.0"}
+    if call and call.activated_extensions:
+        headers["A2A-Extensions"] = ", ".join(call.activated_extensions)
+    return headers
+
+
+def sse_response(
+    items: AsyncIterator[StreamItem],
+    render: Callable[[StreamItem], bytes],
+    headers: dict[str, str],
+) -> Response:
+    """An SSE stream: one event per item, ``id:`` = sequence number, comments as keep-alive."""
+
+    async def body() -> AsyncIterator[bytes]:
+        try:
+            async for item in items:
+                if item.event is None:
+                    yield sse.KEEPALIVE
+                else:
+                    yield sse.frame(render(item), item.seq)
+        except e.A2AError:
+            raise
+        except Exception:
+            log.exception("stream failed")
+
+    return StreamingResponse(
+        body(),
+        media_type=sse.CONTENT_TYPE,
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **headers},
+    )
+
+
+def sse_error(data: bytes, headers: dict[str, str]) -> Response:
+    """A stream that carries only an error event (errors of streaming operations)."""
+    return Response(
+        sse.frame(data),
+        media_type=sse.CONTENT_TYPE,
+        headers={"Cache-Control": "no-cache", **headers},
+    )
+
+
+def json_bytes(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()

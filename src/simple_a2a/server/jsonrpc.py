@@ -1,0 +1,188 @@
+"""The JSON-RPC 2.0 binding (spec §9): ``POST`` to the interface URL; translation only.
+
+Serves the 1.0 method names, the 0.3 names and the Ruby seed's legacy aliases (0.3 wire shapes for
+the latter two). Batches of non-streaming calls are served per JSON-RPC 2.0; a streaming method
+inside a batch gets an error entry (a batch has one JSON answer, a stream cannot fit in it).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pydantic_core
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..protocol import errors as e
+from ..protocol import jsonrpc as rpc
+from ..protocol.operations import OPERATIONS_BY_METHOD, V03_METHODS, Operation
+from ..protocol.requests import StreamResponse
+from ..protocol.sse import parse_last_event_id
+from ..protocol.versions import V03
+from .context import CallContext
+from .handler import RequestHandler
+from .http import (
+    call_context,
+    check_content_type,
+    json_bytes,
+    read_body,
+    response_media_type,
+    service_headers,
+    sse_error,
+    sse_response,
+)
+from .tasks import StreamItem
+
+log = logging.getLogger("simple_a2a.server")
+
+
+def _v03() -> Any:
+    from ..protocol import v03
+
+    return v03
+
+
+class JSONRPCBinding:
+    """Serves one agent over JSON-RPC; :meth:`endpoint` is the Starlette route endpoint."""
+
+    def __init__(self, handler: RequestHandler, *, max_body: int) -> None:
+        self.handler = handler
+        self.max_body = max_body
+
+    async def endpoint(self, request: Request) -> Response:
+        media_type = response_media_type(request)
+        try:
+            check_content_type(request)
+            body = await read_body(request, self.max_body)
+            try:
+                payload = pydantic_core.from_json(body)
+            except ValueError as exc:
+                raise e.JSONParseError(f"Invalid JSON payload: {exc}") from None
+        except e.A2AError as err:
+            return self._json(rpc.failure(None, err), media_type, None, err.http_status)
+        if isinstance(payload, list):
+            return await self._batch(request, payload, media_type)
+        return await self._single(request, payload, media_type)
+
+    async def _single(self, request: Request, payload: Any, media_type: str) -> Response:
+        request_id = rpc.request_id_of(payload)
+        call: CallContext | None = None
+        try:
+            req = rpc.parse_request(payload)
+            op = OPERATIONS_BY_METHOD.get(req.method)
+            if op is None:
+                raise e.MethodNotFoundError(f"Method not found: {req.method!r}")
+            call = call_context(request, self.handler.card, is_v03_name=req.method in V03_METHODS)
+            if op.streaming:
+                return await self._streaming(request, op, req, call)
+            result = await self._call(op, req.params, call)
+            if req.is_notification:
+                return Response(status_code=204, headers=service_headers(call))
+            return Response(
+                b'{"jsonrpc":"2.0","id":' + json_bytes(req.id) + b',"result":' + result + b"}",
+                media_type=media_type,
+                headers=service_headers(call),
+            )
+        except e.A2AError as err:
+            return self._json(rpc.failure(request_id, err), media_type, call, _status(err))
+        except Exception:
+            log.exception("internal error in JSON-RPC request")
+            return self._json(rpc.failure(request_id, e.InternalError()), media_type, call, 500)
+
+    async def _streaming(
+        self, request: Request, op: Operation, req: rpc.JSONRPCRequest, call: CallContext
+    ) -> Response:
+        """A streaming method answers text/event-stream, errors included (one error event)."""
+        headers = service_headers(call)
+        try:
+            last_id = parse_last_event_id(request.headers.get("last-event-id"))
+            items = await self._stream(op, req.params, call, last_id)
+        except e.A2AError as err:
+            return sse_error(json_bytes(rpc.failure(req.id, err)), headers)
+        return sse_response(items, self._renderer(op, req.id, call), headers)
+
+    async def _call(self, op: Operation, params: dict[str, Any], call: CallContext) -> bytes:
+        request = self._parse(op, params, call)
+        result = await self.handler.handle(op.name, request, call)
+        if call.version == V03:
+            return json_bytes(_v03().result_to_v03(op.name, result.to_dict()))
+        return bytes(result.to_json())
+
+    def _parse(self, op: Operation, params: dict[str, Any], call: CallContext) -> Any:
+        if call.version == V03:
+            params = _v03().request_from_v03(op.name, params)
+        return op.request_type.from_dict(params, field_prefix="params")
+
+    async def _stream(
+        self, op: Operation, params: dict[str, Any], call: CallContext, last_id: int | None
+    ) -> Any:
+        request = self._parse(op, params, call)
+        if op.name == "SubscribeToTask":
+            return await self.handler.subscribe_to_task(request, call, last_id)
+        return await self.handler.handle(op.name, request, call)
+
+    @staticmethod
+    def _renderer(op: Operation, request_id: rpc.RequestId, call: CallContext) -> Any:
+        prefix = b'{"jsonrpc":"2.0","id":' + json_bytes(request_id) + b',"result":'
+        if call.version == V03:
+            convert = _v03().result_to_v03
+
+            def render_v03(item: StreamItem) -> bytes:
+                assert item.event is not None
+                return prefix + json_bytes(convert(op.name, item.event.to_dict())) + b"}"
+
+            return render_v03
+
+        def render(item: StreamItem) -> bytes:
+            event: StreamResponse | None = item.event
+            assert event is not None
+            return prefix + event.to_json() + b"}"
+
+        return render
+
+    async def _batch(self, request: Request, payload: list[Any], media_type: str) -> Response:
+        if not payload:
+            err = e.InvalidRequestError("an empty batch is not a valid request")
+            return self._json(rpc.failure(None, err), media_type, None, 200)
+        answers: list[Any] = []
+        for item in payload:
+            request_id = rpc.request_id_of(item)
+            try:
+                req = rpc.parse_request(item)
+                op = OPERATIONS_BY_METHOD.get(req.method)
+                if op is None:
+                    raise e.MethodNotFoundError(f"Method not found: {req.method!r}")
+                if op.streaming:
+                    raise e.InvalidRequestError(
+                        f"{req.method} streams its answer and cannot be part of a batch"
+                    )
+                call = call_context(
+                    request, self.handler.card, is_v03_name=req.method in V03_METHODS
+                )
+                result = await self._call(op, req.params, call)
+                if not req.is_notification:
+                    answers.append(rpc.success(req.id, pydantic_core.from_json(result)))
+            except e.A2AError as err:
+                answers.append(rpc.failure(request_id, err))
+            except Exception:
+                log.exception("internal error in JSON-RPC batch entry")
+                answers.append(rpc.failure(request_id, e.InternalError()))
+        if not answers:
+            return Response(status_code=204)
+        return Response(json_bytes(answers), media_type=media_type)
+
+    @staticmethod
+    def _json(obj: Any, media_type: str, call: CallContext | None, status: int) -> Response:
+        return Response(
+            json_bytes(obj),
+            status_code=status,
+            media_type=media_type,
+            headers=service_headers(call),
+        )
+
+
+def _status(err: e.A2AError) -> int:
+    """JSON-RPC errors travel in HTTP 200, except refusals at the HTTP level: authentication
+    (401/403, spec §7.4) and oversized bodies (413)."""
+    return err.http_status if err.http_status in (401, 403, 413) else 200
