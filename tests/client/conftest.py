@@ -1,4 +1,4 @@
-"""Real servers on loopback for the client tests: the official SDK's agent, raw SSE apps, a proxy."""
+"""Real servers on loopback for the client tests: the official SDK's agent, raw apps, a proxy."""
 
 from __future__ import annotations
 

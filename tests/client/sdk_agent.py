@@ -37,7 +37,9 @@ class DemoExecutor(AgentExecutor):
         word, _, rest = text.partition(" ")
         if word == "reply":
             await event_queue.enqueue_event(
-                new_text_message(f"reply: {rest}", context_id=context.context_id, role=Role.ROLE_AGENT)
+                new_text_message(
+                    f"reply: {rest}", context_id=context.context_id, role=Role.ROLE_AGENT
+                )
             )
             return
         task = context.current_task or new_task_from_user_message(context.message)
@@ -79,8 +81,12 @@ def build_app(base_url: str, *, v03: bool = False) -> Any:
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="echo", name="echo", description="echo", tags=["echo"])],
         supported_interfaces=[
-            AgentInterface(url=f"{base_url}/rpc", protocol_binding="JSONRPC", protocol_version="1.0"),
-            AgentInterface(url=f"{base_url}/rest", protocol_binding="HTTP+JSON", protocol_version="1.0"),
+            AgentInterface(
+                url=f"{base_url}/rpc", protocol_binding="JSONRPC", protocol_version="1.0"
+            ),
+            AgentInterface(
+                url=f"{base_url}/rest", protocol_binding="HTTP+JSON", protocol_version="1.0"
+            ),
         ],
     )
     handler = DefaultRequestHandler(

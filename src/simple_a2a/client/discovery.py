@@ -10,7 +10,6 @@ given). Only when *no* such interface exists is a 0.3 interface chosen, and only
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -19,6 +18,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from simple_a2a.protocol import v03
 from simple_a2a.protocol.card import AgentCard, AgentInterface
 from simple_a2a.protocol.errors import A2AError
 
@@ -77,7 +77,7 @@ def parse_card(data: Any, source: str = "the agent") -> AgentCard:
         raise DiscoveryError(f"the Agent Card from {source} is not a JSON object")
     try:
         if is_v03_card(data):
-            data = importlib.import_module("simple_a2a.protocol.v03").card_from_v03(data)
+            data = v03.card_from_v03(data)
         return AgentCard.from_dict(data)
     except A2AError as exc:
         raise DiscoveryError(f"the Agent Card from {source} is invalid: {exc.message}") from exc

@@ -18,7 +18,6 @@ the response's HTTP status as ``status_code``.
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import json
 from collections.abc import AsyncIterator, Mapping
@@ -29,6 +28,7 @@ from urllib.parse import quote
 import httpx
 from httpx_sse import EventSource, SSEError
 
+from simple_a2a.protocol import v03
 from simple_a2a.protocol.errors import (
     A2AError,
     InvalidAgentResponseError,
@@ -65,11 +65,6 @@ class SSEEvent:
     id: str
     data: dict[str, Any]
     fresh_id: bool = True
-
-
-def _v03() -> Any:
-    # Imported lazily: only 0.3 agents need it.
-    return importlib.import_module("simple_a2a.protocol.v03")
 
 
 def map_httpx_error(exc: httpx.HTTPError) -> Exception:
@@ -131,15 +126,15 @@ class Transport:
 
     def _to_wire(self, operation: str, request: dict[str, Any]) -> dict[str, Any]:
         if self.is_v03:
-            return dict(_v03().request_to_v03(operation, request))
+            return v03.request_to_v03(operation, request)
         return request
 
     def _from_wire(self, operation: str, result: Any) -> dict[str, Any]:
         if self.is_v03:
-            if operation == "GetExtendedAgentCard":
-                result = _v03().card_from_v03(result)
-            else:
-                result = _v03().result_from_v03(operation, result)
+            try:
+                result = v03.result_from_v03(operation, result)
+            except A2AError as exc:
+                raise invalid(f"{operation}: the agent's 0.3 answer is invalid: {exc}") from None
         if result is None:
             return {}
         if not isinstance(result, dict):
