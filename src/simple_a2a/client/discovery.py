@@ -114,7 +114,7 @@ async def fetch_card(
         try:
             response = await http.get(
                 candidate,
-                headers={"Accept": "application/json", **dict(headers or {})},
+                headers={"Accept": "application/json", "A2A-Version": "1.0", **dict(headers or {})},
                 timeout=timeout,
             )
         except httpx.HTTPError as exc:
