@@ -19,6 +19,7 @@ task is completed unless it already reached a terminal or interrupted state or w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -116,7 +117,7 @@ async def run_executor(
 ) -> None:
     """Run one execution to the end; whatever happens, the task is left in a sane state."""
     try:
-        with anyio.fail_after(timeout):
+        with anyio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
             result = await _call_maybe_async(executor.execute, ctx)
             if inspect.isasyncgen(result):
                 await ctx.start() if ctx.state not in FINAL_STATES else None
