@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import simple_a2a
-from simple_a2a.protocol import AgentCard, AgentSkill
+from simple_a2a.protocol import AgentCard, AgentSkill, Task
 from simple_a2a.server import RequestContext, agent, server
 from simple_a2a.server.background import BackgroundServer
 
@@ -60,6 +60,9 @@ def main() -> int:
             card = client.agent_card()
             check(card.name == "Greeter", f"discovered the card of {card.name!r}")
             task = client.send("world")
+            if not isinstance(task, Task):
+                check(False, "the agent answered with a task")
+                return 1
             print(f"  -> {task.status.state.value}: {task.text}")
             check(task.text.endswith(": world"), "blocking send returned the greeting")
             events = list(client.stream("streaming world"))
