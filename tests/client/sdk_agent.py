@@ -101,3 +101,35 @@ def build_app(base_url: str, *, v03: bool = False) -> Any:
         *create_rest_routes(handler, enable_v0_3_compat=v03, path_prefix="/rest"),
     ]
     return Starlette(routes=routes)
+
+
+def build_v03_app(base_url: str) -> Any:
+    """The same agent presenting itself as a 0.3-only agent: a 0.3 card at agent.json only,
+    the SDK's JSON-RPC endpoint with its 0.3 compatibility layer."""
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    app = build_app(base_url, v03=True)
+    card = {
+        "name": "SDK demo agent (0.3)",
+        "description": "echo, count, slow, reply",
+        "version": "1.0.0",
+        "protocolVersion": "0.3.0",
+        "url": f"{base_url}/rpc",
+        "preferredTransport": "JSONRPC",
+        "capabilities": {"streaming": True},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [],
+    }
+
+    async def v03_card(request: Request) -> Response:
+        return JSONResponse(card)
+
+    async def no_card(request: Request) -> Response:
+        return Response(status_code=404)
+
+    app.router.routes.insert(0, Route("/.well-known/agent.json", v03_card))
+    app.router.routes.insert(0, Route("/.well-known/agent-card.json", no_card))
+    return app

@@ -8,9 +8,9 @@ import httpx
 import pytest
 from proxy import CuttingProxy
 from replay_agent import TASK_ID, ReplayAgent
+from servers import ServerThread
 
 import simple_a2a
-from conftest import ServerThread
 from simple_a2a import Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent
 from simple_a2a.client import (
     AsyncClient,
