@@ -109,21 +109,23 @@ def full(cls: type[A2AModel], oneof_member: str | None = None) -> A2AModel:
 
 # ----------------------------------------------------------------------------- strategies
 
+#: a small alphabet keeps generation fast and still exercises JSON escapes and non-ASCII text
+ALPHABET = 'aZ0 _-."\\/\né☃😀'
+texts = st.text(ALPHABET, max_size=8)
+
 json_scalars = (
     st.none()
     | st.booleans()
     | st.integers(-(2**53), 2**53)
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=10)
+    | texts
 )
 json_values = st.recursive(
     json_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=6,
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(texts, inner, max_size=2),
+    max_leaves=4,
 )
-structs = st.dictionaries(st.text(max_size=6), json_values, max_size=3)
+structs = st.dictionaries(texts, json_values, max_size=2)
 timestamps = st.datetimes(
     min_value=datetime(1970, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.just(timezone.utc)
 ).map(lambda d: d - timedelta(microseconds=d.microsecond % 1000))
@@ -134,7 +136,7 @@ def _strategy(annotation: Any, info: FieldInfo | None = None) -> st.SearchStrate
     origin = typing.get_origin(tp)
     n = min_length(info) if info is not None else 0
     if tp is str:
-        return st.text(min_size=n, max_size=12)
+        return st.text(ALPHABET, min_size=n, max_size=8)
     if tp is bool:
         return st.booleans()
     if tp is int:
@@ -148,12 +150,12 @@ def _strategy(annotation: Any, info: FieldInfo | None = None) -> st.SearchStrate
     if isinstance(tp, type) and issubclass(tp, Enum):
         return st.sampled_from(list(tp))
     if origin is list:
-        return st.lists(_strategy(typing.get_args(tp)[0]), min_size=n, max_size=3)
+        return st.lists(_strategy(typing.get_args(tp)[0]), min_size=n, max_size=2)
     if origin is dict:
         _, val_t = typing.get_args(tp)
         if val_t is Any:
             return structs
-        return st.dictionaries(st.text(max_size=6), _strategy(val_t), max_size=2)
+        return st.dictionaries(texts, _strategy(val_t), max_size=2)
     if isinstance(tp, type) and issubclass(tp, A2AModel):
         return strategy_for(tp)
     raise AssertionError(f"no strategy for {annotation!r}")

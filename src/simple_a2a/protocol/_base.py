@@ -18,7 +18,7 @@ import pydantic
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 from pydantic.alias_generators import to_camel
 
-from .errors import InvalidParamsError
+from .errors import InvalidParamsError, JSONParseError
 
 M = TypeVar("M", bound="A2AModel")
 
@@ -35,6 +35,14 @@ def repeated() -> Any:
     return Field(default_factory=list, exclude_if=_is_empty)
 
 
+def repeated_map() -> Any:
+    """A proto ``map`` field: a dict in Python, omitted from JSON while empty."""
+    return Field(default_factory=dict, exclude_if=_is_empty)
+
+
+_URLSAFE = str.maketrans("-_", "+/")
+
+
 def _decode_base64(value: Any) -> Any:
     # ProtoJSON accepts standard and URL-safe base64, with or without padding.
     if isinstance(value, str):
@@ -42,7 +50,9 @@ def _decode_base64(value: Any) -> Any:
         padded = text + "=" * (-len(text) % 4)
         try:
             if "-" in text or "_" in text:
-                return base64.urlsafe_b64decode(padded)
+                if "+" in text or "/" in text:
+                    raise ValueError("mixed base64 alphabets")
+                return base64.b64decode(padded.translate(_URLSAFE), validate=True)
             return base64.b64decode(padded, validate=True)
         except (binascii.Error, ValueError) as exc:
             raise ValueError("not valid base64") from exc
@@ -126,9 +136,12 @@ class A2AModel(BaseModel):
 
     @classmethod
     def from_json(cls: type[M], data: str | bytes, *, field_prefix: str = "") -> M:
+        """Parse and validate JSON text; malformed JSON raises :class:`JSONParseError`."""
         try:
             return cls.model_validate_json(data)
         except pydantic.ValidationError as exc:
+            if any(err["type"] == "json_invalid" for err in exc.errors()):
+                raise JSONParseError() from None
             raise validation_error(exc, field_prefix) from None
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from ._base import A2AModel, Struct, repeated
+from ._base import A2AModel, Struct, repeated, repeated_map
 
 #: ``protocolBinding`` values of the three standard bindings (spec §5.2).
 JSONRPC = "JSONRPC"
@@ -173,7 +173,7 @@ class AgentCard(A2AModel):
     version: str
     documentation_url: str | None = None
     capabilities: AgentCapabilities = Field(default_factory=AgentCapabilities)
-    security_schemes: dict[str, SecurityScheme] = repeated()
+    security_schemes: dict[str, SecurityScheme] = repeated_map()
     security_requirements: list[SecurityRequirement] = repeated()
     default_input_modes: list[str] = Field(default_factory=lambda: ["text/plain"])
     default_output_modes: list[str] = Field(default_factory=lambda: ["text/plain"])
