@@ -32,12 +32,18 @@ _US = timedelta(microseconds=1)
 ACTIVE_STATES: tuple[str, ...] = (TaskState.SUBMITTED.value, TaskState.WORKING.value)
 
 
+def as_utc(value: datetime) -> datetime:
+    """An aware UTC datetime; a naive one is taken as UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
 def utc_ms(value: datetime | None) -> datetime:
     """The timestamp as compared by stores: UTC, truncated to milliseconds; None is the epoch."""
     if value is None:
         return EPOCH
-    value = value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
-    value = value.astimezone(timezone.utc)
+    value = as_utc(value)
     return value.replace(microsecond=value.microsecond - value.microsecond % 1000)
 
 
@@ -48,8 +54,7 @@ def order_key(task: Task) -> tuple[datetime, str]:
 
 def to_micros(value: datetime) -> int:
     """Microseconds since the epoch, exactly (for an INTEGER timestamp column); naive is UTC."""
-    value = value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
-    return (value - EPOCH) // _US
+    return (as_utc(value) - EPOCH) // _US
 
 
 # --- rows -------------------------------------------------------------------------------------

@@ -1,0 +1,422 @@
+"""PostgreSQL storage for production and for several replicas sharing one database (asyncpg).
+
+``asyncpg`` is an optional dependency (``pip install simple-a2a[postgres]``); this module imports
+it only when a :class:`PostgresStorage` is opened.
+
+Layout. Everything lives in one schema (``schema=``, default ``a2a``), created if missing:
+
+- ``tasks``: the exact ``Task.to_json()`` text in a ``json`` column (``json``, not ``jsonb``:
+  ``jsonb`` re-orders object keys and rewrites numbers, so metadata would not come back
+  byte-identical; ``json`` keeps the text and still supports the JSON operators), plus the
+  indexed columns ListTasks filters and sorts on: ``state``, ``context_id``, ``owner``, ``ts``
+  (status timestamp) and ``id``. Each filter has a composite index ``(filter, ts, id)`` and the
+  unfiltered listing ``(ts, id)``, matching ``ORDER BY ts DESC, id DESC``; the keyset condition
+  ``(ts, id) < ($ts, $id)`` is a row comparison the index scan applies directly, so a page costs
+  ``O(log n + limit)`` at any depth. The ``total`` of a page is a ``count(*)`` over the same
+  index (index-only once vacuumed): the one part whose cost grows with the matching tasks.
+- ``events``: ``(task_id, seq)`` primary key; ``event_seqs`` holds each task's last sequence
+  number. An append is one statement: ``INSERT .. ON CONFLICT DO UPDATE .. RETURNING`` bumps the
+  counter row (row-locked until commit, so concurrent appenders, in any process, get 1, 2, 3 ..
+  without gaps or duplicates), inserts the event and ``pg_notify``-s the task id.
+- ``push_configs``: ``(task_id, id)`` primary key.
+- ``schema_version``: the migrations applied; :func:`migrations` is the ordered list, applied at
+  ``open()`` under a transaction-scoped advisory lock, so replicas starting together migrate once.
+
+``wait()``: one dedicated connection LISTENs on the schema's channel and wakes waiters of the
+notified task at once. As a fallback (the listening connection dropped, a notification lost)
+each waiter re-checks its task every ``poll_interval`` seconds (default 1 s); a dropped listener
+is re-established by the next ``wait()``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import re
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.models import Task, TaskPushNotificationConfig
+from ..protocol.requests import StreamResponse
+from ._common import (
+    ACTIVE_STATES,
+    ChangeNotifier,
+    as_utc,
+    event_doc,
+    list_sql,
+    logged_event,
+    push_config,
+    push_doc,
+    stored_task,
+    task_page,
+    task_row,
+)
+from .base import (
+    ConcurrentUpdateError,
+    EventLog,
+    LoggedEvent,
+    PushConfigStore,
+    Storage,
+    StorageError,
+    StoredTask,
+    TaskExistsError,
+    TaskPage,
+    TaskQuery,
+    TaskStore,
+)
+
+if TYPE_CHECKING:
+    import asyncpg  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+log = logging.getLogger("simple_a2a.storage.postgres")
+
+_SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+
+def migrations(s: str) -> tuple[tuple[str, ...], ...]:
+    """The ordered schema steps for the quoted schema ``s``. Append, never edit."""
+    return (
+        (
+            f"""CREATE TABLE {s}.tasks (
+                id text PRIMARY KEY,
+                context_id text,
+                state text NOT NULL,
+                ts timestamptz NOT NULL,
+                owner text,
+                version integer NOT NULL,
+                doc json NOT NULL)""",
+            f"CREATE INDEX tasks_by_time ON {s}.tasks (ts, id)",
+            f"CREATE INDEX tasks_by_state ON {s}.tasks (state, ts, id)",
+            f"CREATE INDEX tasks_by_context ON {s}.tasks (context_id, ts, id)",
+            f"CREATE INDEX tasks_by_owner ON {s}.tasks (owner, ts, id)",
+            f"""CREATE TABLE {s}.events (
+                task_id text NOT NULL,
+                seq bigint NOT NULL,
+                doc json NOT NULL,
+                PRIMARY KEY (task_id, seq))""",
+            f"""CREATE TABLE {s}.event_seqs (
+                task_id text PRIMARY KEY,
+                last_seq bigint NOT NULL)""",
+            f"""CREATE TABLE {s}.push_configs (
+                task_id text NOT NULL,
+                id text NOT NULL,
+                n bigint GENERATED ALWAYS AS IDENTITY,
+                doc json NOT NULL,
+                PRIMARY KEY (task_id, id))""",
+        ),
+    )
+
+
+class _Database:
+    """The pool, the listening connection and the qualified names of one schema."""
+
+    def __init__(self, dsn: str, schema: str, pool_options: dict[str, Any]) -> None:
+        if not _SCHEMA_NAME.fullmatch(schema):
+            raise ValueError(f"invalid PostgreSQL schema name {schema!r}")
+        self.dsn = dsn
+        self.schema = schema
+        self.s = f'"{schema}"'
+        self.channel = f"a2a_events.{schema}"[:63]
+        self.pool_options = pool_options
+        self._pool: asyncpg.Pool | None = None
+        self._listener: asyncpg.Connection | None = None
+        self._listener_retry_at = 0.0
+        self.on_notify: Any = None
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        if self._pool is None:
+            raise StorageError(f"PostgreSQL storage (schema {self.schema}) is not open")
+        return self._pool
+
+    async def open(self) -> None:
+        if self._pool is not None:
+            return
+        try:
+            import asyncpg  # type: ignore[import-untyped,import-not-found,unused-ignore]
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise StorageError(
+                "PostgreSQL storage needs asyncpg: pip install 'simple-a2a[postgres]'"
+            ) from exc
+        pool = await asyncpg.create_pool(self.dsn, **self.pool_options)
+        try:
+            async with pool.acquire() as conn:
+                await self._migrate(conn)
+        except BaseException:
+            await pool.close()
+            raise
+        self._pool = pool
+        await self.ensure_listener()
+
+    async def _migrate(self, conn: asyncpg.Connection) -> None:
+        steps = migrations(self.s)
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", self.channel)
+            await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.s}")
+            await conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {self.s}.schema_version ("
+                "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            version = await conn.fetchval(
+                f"SELECT coalesce(max(version), 0) FROM {self.s}.schema_version"
+            )
+            if version > len(steps):
+                raise StorageError(
+                    f"schema {self.schema}: version {version} is newer than this library knows "
+                    f"({len(steps)}); upgrade simple-a2a"
+                )
+            for number, statements in enumerate(steps[version:], version + 1):
+                for statement in statements:
+                    await conn.execute(statement)
+                await conn.execute(
+                    f"INSERT INTO {self.s}.schema_version (version) VALUES ($1)", number
+                )
+
+    async def ensure_listener(self) -> None:
+        """(Re-)establish the LISTEN connection; failures leave waiters on the poll fallback."""
+        if self._listener is not None or self._pool is None:
+            return
+        if time.monotonic() < self._listener_retry_at:
+            return
+        import asyncpg  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+        try:
+            conn = await asyncpg.connect(self.dsn)
+            await conn.add_listener(self.channel, self._notified)
+        except (OSError, asyncpg.PostgresError) as exc:
+            self._listener_retry_at = time.monotonic() + 5
+            log.warning("cannot LISTEN on %s (polling instead): %r", self.channel, exc)
+            return
+        conn.add_termination_listener(self._listener_lost)
+        self._listener = conn
+
+    def _notified(self, conn: Any, pid: int, channel: str, payload: str) -> None:
+        if self.on_notify is not None:
+            self.on_notify(payload)
+
+    def _listener_lost(self, conn: Any) -> None:
+        if conn is self._listener:
+            log.warning("LISTEN connection on %s lost; polling until it is back", self.channel)
+            self._listener = None
+
+    async def close(self) -> None:
+        listener, self._listener = self._listener, None
+        pool, self._pool = self._pool, None
+        if listener is not None:
+            await listener.close()
+        if pool is not None:
+            await pool.close()
+
+
+class PostgresTaskStore(TaskStore):
+    def __init__(self, db: _Database) -> None:
+        self._db = db
+        self._columns = "context_id = $2, state = $3, ts = $4, doc = $5::json"
+
+    async def create(self, task: Task, *, owner: str | None = None) -> int:
+        row = task_row(task)
+        inserted = await self._db.pool.fetchval(
+            f"INSERT INTO {self._db.s}.tasks (id, context_id, state, ts, owner, version, doc)"
+            " VALUES ($1, $2, $3, $4, $5, 1, $6::json) ON CONFLICT (id) DO NOTHING RETURNING 1",
+            row.id,
+            row.context_id,
+            row.state,
+            row.ts,
+            owner,
+            row.doc,
+        )
+        if inserted is None:
+            raise TaskExistsError(task.id)
+        return 1
+
+    async def get(self, task_id: str) -> StoredTask | None:
+        found = await self._db.pool.fetchrow(
+            f"SELECT doc, version, owner FROM {self._db.s}.tasks WHERE id = $1", task_id
+        )
+        return None if found is None else stored_task(*found)
+
+    async def update(self, task: Task, *, expected_version: int) -> int:
+        row = task_row(task)
+        async with self._db.pool.acquire() as conn:
+            version = await conn.fetchval(
+                f"UPDATE {self._db.s}.tasks SET {self._columns}, version = version + 1"
+                " WHERE id = $1 AND version = $6 RETURNING version",
+                row.id,
+                row.context_id,
+                row.state,
+                row.ts,
+                row.doc,
+                expected_version,
+            )
+            if version is not None:
+                return int(version)
+            current = await conn.fetchval(
+                f"SELECT version FROM {self._db.s}.tasks WHERE id = $1", row.id
+            )
+        if current is None:
+            raise KeyError(task.id)
+        raise ConcurrentUpdateError(
+            f"task {task.id} is at version {current}, not {expected_version}"
+        )
+
+    async def list(self, query: TaskQuery) -> TaskPage:
+        sql = list_sql(f"{self._db.s}.tasks", query, numbered=True, ts=as_utc)
+        async with (
+            self._db.pool.acquire() as conn,
+            conn.transaction(isolation="repeatable_read", readonly=True),
+        ):
+            total = await conn.fetchval(sql.count_sql, *sql.count_args)
+            rows = await conn.fetch(sql.page_sql, *sql.page_args)
+        return task_page(rows, total, query.limit)
+
+    async def delete(self, task_id: str) -> bool:
+        status = await self._db.pool.execute(
+            f"DELETE FROM {self._db.s}.tasks WHERE id = $1", task_id
+        )
+        return bool(status != "DELETE 0")
+
+    async def active_tasks(self) -> builtins.list[StoredTask]:
+        rows = await self._db.pool.fetch(
+            f"SELECT doc, version, owner FROM {self._db.s}.tasks WHERE state = ANY($1::text[])",
+            list(ACTIVE_STATES),
+        )
+        return [stored_task(*row) for row in rows]
+
+
+class PostgresEventLog(EventLog):
+    def __init__(
+        self, db: _Database, notifier: ChangeNotifier, max_events_per_task: int | None
+    ) -> None:
+        self._db = db
+        self._notifier = notifier
+        self.max_events_per_task = max_events_per_task
+        s = db.s
+        self._append_sql = (
+            f"WITH counter AS (INSERT INTO {s}.event_seqs AS c (task_id, last_seq)"
+            " VALUES ($1, 1) ON CONFLICT (task_id) DO UPDATE SET last_seq = c.last_seq + 1"
+            " RETURNING last_seq),"
+            f" ins AS (INSERT INTO {s}.events (task_id, seq, doc)"
+            " SELECT $1, last_seq, $2::json FROM counter RETURNING seq)"
+            " SELECT ins.seq FROM ins CROSS JOIN LATERAL (SELECT pg_notify($3, $1)) AS n"
+        )
+
+    async def append(self, task_id: str, event: StreamResponse) -> int:
+        db = self._db
+        seq = int(await db.pool.fetchval(self._append_sql, task_id, event_doc(event), db.channel))
+        keep = self.max_events_per_task
+        if keep is not None and seq > keep:
+            await db.pool.execute(
+                f"DELETE FROM {db.s}.events WHERE task_id = $1 AND seq <= $2", task_id, seq - keep
+            )
+        self._notifier.notify(task_id)
+        return seq
+
+    async def read(self, task_id: str, after: int, limit: int | None = None) -> list[LoggedEvent]:
+        rows = await self._db.pool.fetch(
+            f"SELECT seq, doc FROM {self._db.s}.events WHERE task_id = $1 AND seq > $2"
+            " ORDER BY seq LIMIT $3",
+            task_id,
+            after,
+            limit,
+        )
+        return [logged_event(seq, doc) for seq, doc in rows]
+
+    async def last_seq(self, task_id: str) -> int:
+        value = await self._db.pool.fetchval(
+            f"SELECT last_seq FROM {self._db.s}.event_seqs WHERE task_id = $1", task_id
+        )
+        return int(value or 0)
+
+    async def first_seq(self, task_id: str) -> int:
+        value = await self._db.pool.fetchval(
+            f"SELECT min(seq) FROM {self._db.s}.events WHERE task_id = $1", task_id
+        )
+        return int(value or 0)
+
+    async def wait(self, task_id: str, after: int, timeout: float) -> bool:
+        await self._db.ensure_listener()
+        return await self._notifier.wait(task_id, after, timeout, self.last_seq)
+
+    async def delete(self, task_id: str) -> None:
+        s = self._db.s
+        async with self._db.pool.acquire() as conn, conn.transaction():
+            await conn.execute(f"DELETE FROM {s}.events WHERE task_id = $1", task_id)
+            await conn.execute(f"DELETE FROM {s}.event_seqs WHERE task_id = $1", task_id)
+
+
+class PostgresPushConfigStore(PushConfigStore):
+    def __init__(self, db: _Database) -> None:
+        self._db = db
+
+    async def put(self, config: TaskPushNotificationConfig) -> None:
+        task_id, config_id, doc = push_doc(config)
+        await self._db.pool.execute(
+            f"INSERT INTO {self._db.s}.push_configs (task_id, id, doc) VALUES ($1, $2, $3::json)"
+            " ON CONFLICT (task_id, id) DO UPDATE SET doc = excluded.doc",
+            task_id,
+            config_id,
+            doc,
+        )
+
+    async def get(self, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
+        doc = await self._db.pool.fetchval(
+            f"SELECT doc FROM {self._db.s}.push_configs WHERE task_id = $1 AND id = $2",
+            task_id,
+            config_id,
+        )
+        return None if doc is None else push_config(doc)
+
+    async def list(self, task_id: str) -> builtins.list[TaskPushNotificationConfig]:
+        rows = await self._db.pool.fetch(
+            f"SELECT doc FROM {self._db.s}.push_configs WHERE task_id = $1 ORDER BY n", task_id
+        )
+        return [push_config(row[0]) for row in rows]
+
+    async def delete(self, task_id: str, config_id: str) -> bool:
+        status = await self._db.pool.execute(
+            f"DELETE FROM {self._db.s}.push_configs WHERE task_id = $1 AND id = $2",
+            task_id,
+            config_id,
+        )
+        return bool(status != "DELETE 0")
+
+
+class PostgresStorage(Storage):
+    """Tasks, events and push configs in one PostgreSQL schema (see the module docstring).
+
+    ``dsn`` is an asyncpg DSN (``postgresql://user:pw@host:5432/db``); ``pool_options`` go to
+    ``asyncpg.create_pool`` (``min_size``, ``max_size``, ...). ``max_events_per_task`` trims each
+    task's log to its newest events (None keeps all).
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "a2a",
+        max_events_per_task: int | None = None,
+        poll_interval: float = 1.0,
+        **pool_options: Any,
+    ) -> None:
+        pool_options.setdefault("min_size", 1)
+        pool_options.setdefault("max_size", 10)
+        self._db = _Database(dsn, schema, pool_options)
+        self._notifier = ChangeNotifier(poll_interval)
+        self._db.on_notify = self._notifier.notify
+        self.tasks = PostgresTaskStore(self._db)
+        self.events = PostgresEventLog(self._db, self._notifier, max_events_per_task)
+        self.push_configs = PostgresPushConfigStore(self._db)
+
+    @property
+    def schema(self) -> str:
+        return self._db.schema
+
+    async def open(self) -> None:
+        await self._db.open()
+
+    async def close(self) -> None:
+        await self._notifier.close()
+        await self._db.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresStorage(schema={self._db.schema!r})"

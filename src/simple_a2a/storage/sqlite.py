@@ -1,0 +1,449 @@
+"""SQLite storage: the embedded, persistent default (stdlib :mod:`sqlite3`, no dependency).
+
+Threads. The stdlib driver blocks, so no statement runs on the event loop:
+
+- **one writer thread** owns the only writing connection. SQLite admits one writer at a time
+  anyway; funnelling this process's writes through one thread means they never contend for the
+  write lock among themselves (no ``SQLITE_BUSY`` storms), and each write is a short
+  ``BEGIN IMMEDIATE`` transaction, so the version check of ``update`` and the sequence number
+  of ``append`` are atomic even against other processes writing the same file;
+- **a few reader threads** (``readers``, default 4), each with its own connection. In WAL mode
+  readers never block the writer nor each other, so reads (GetTask, ListTasks, replays, the
+  ``wait`` re-checks) proceed while a write is in flight. Each read that runs more than one
+  statement (ListTasks: count and page) runs in one transaction, i.e. one snapshot.
+
+Pragmas: ``journal_mode=WAL``, ``synchronous=NORMAL`` (durable across a process crash such as
+kill -9; the last transactions may be lost only on power failure or an OS crash) and
+``busy_timeout`` (other processes holding the write lock are waited for, not failed).
+
+Schema. ``PRAGMA user_version`` is the schema version; :data:`MIGRATIONS` is the ordered list of
+steps, applied at ``open()`` in one ``BEGIN IMMEDIATE`` transaction (so two processes opening the
+same new file migrate it once). A file from a newer library version is refused.
+
+Tasks are one row each: indexed columns (state, context, owner, status timestamp in µs since the
+epoch, id) plus the exact ``Task.to_json()`` text. Events are their own table keyed by
+``(task_id, seq)``: appending an event never rewrites the task.
+
+``wait()`` wakes at once for appends made through this object, and polls ``PRAGMA
+data_version`` (one cheap probe for all waiters, every ``poll_interval`` seconds, default 0.2 s,
+only while someone waits) to see commits by other connections, e.g. another process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import os
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from ..protocol.models import Task, TaskPushNotificationConfig
+from ..protocol.requests import StreamResponse
+from ._common import (
+    ACTIVE_STATES,
+    ChangeNotifier,
+    event_doc,
+    list_sql,
+    logged_event,
+    push_config,
+    push_doc,
+    stored_task,
+    task_page,
+    task_row,
+    to_micros,
+)
+from .base import (
+    ConcurrentUpdateError,
+    EventLog,
+    LoggedEvent,
+    PushConfigStore,
+    Storage,
+    StorageError,
+    StoredTask,
+    TaskExistsError,
+    TaskPage,
+    TaskQuery,
+    TaskStore,
+)
+
+T = TypeVar("T")
+Conn = sqlite3.Connection
+
+#: Ordered schema steps; ``PRAGMA user_version`` counts those applied. Append, never edit.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            context_id TEXT,
+            state TEXT NOT NULL,
+            ts INTEGER NOT NULL,
+            owner TEXT,
+            version INTEGER NOT NULL,
+            doc TEXT NOT NULL)""",
+        "CREATE INDEX tasks_by_time ON tasks (ts, id)",
+        "CREATE INDEX tasks_by_state ON tasks (state, ts, id)",
+        "CREATE INDEX tasks_by_context ON tasks (context_id, ts, id)",
+        "CREATE INDEX tasks_by_owner ON tasks (owner, ts, id)",
+        """CREATE TABLE events (
+            task_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            doc TEXT NOT NULL,
+            PRIMARY KEY (task_id, seq))""",
+        """CREATE TABLE push_configs (
+            task_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            doc TEXT NOT NULL,
+            PRIMARY KEY (task_id, id))""",
+    ),
+)
+
+
+class _Database:
+    """The threads and connections of one SQLite file (see the module docstring)."""
+
+    def __init__(self, path: str, readers: int, busy_timeout: float) -> None:
+        self.path = path
+        self.readers = max(1, readers)
+        self.busy_timeout_ms = int(busy_timeout * 1000)
+        self._writer: ThreadPoolExecutor | None = None
+        self._reader: ThreadPoolExecutor | None = None
+        self._writer_conn: Conn | None = None
+        self._reader_conns: list[Conn] = []
+        self._local = threading.local()
+        self._lock = threading.Lock()
+
+    def _connect(self) -> Conn:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    async def open(self) -> None:
+        if self._writer is not None:
+            return
+        writer = ThreadPoolExecutor(1, thread_name_prefix="a2a-sqlite-writer")
+        try:
+            await asyncio.get_running_loop().run_in_executor(writer, self._open_writer)
+        except BaseException:
+            writer.shutdown(wait=False)
+            raise
+        self._writer = writer
+        self._reader = ThreadPoolExecutor(self.readers, thread_name_prefix="a2a-sqlite-reader")
+        self._local = threading.local()
+
+    def _open_writer(self) -> None:
+        parent = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(parent, exist_ok=True)
+        conn = self._connect()
+        try:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StorageError(f"{self.path}: cannot switch to WAL mode (got {mode})")
+            self._migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
+        self._writer_conn = conn
+
+    def _migrate(self, conn: Conn) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if version > len(MIGRATIONS):
+                raise StorageError(
+                    f"{self.path}: schema version {version} is newer than this library knows "
+                    f"({len(MIGRATIONS)}); upgrade simple-a2a"
+                )
+            for statements in MIGRATIONS[version:]:
+                for statement in statements:
+                    conn.execute(statement)
+            if version < len(MIGRATIONS):
+                conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    async def close(self) -> None:
+        writer, reader = self._writer, self._reader
+        if writer is None:
+            return
+        self._writer = self._reader = None
+
+        def shutdown() -> None:
+            writer.shutdown(wait=True)
+            if reader is not None:
+                reader.shutdown(wait=True)
+            with self._lock:
+                conns, self._reader_conns = self._reader_conns, []
+            if self._writer_conn is not None:
+                conns.append(self._writer_conn)
+                self._writer_conn = None
+            for conn in conns:
+                conn.close()
+
+        await asyncio.to_thread(shutdown)
+
+    def _executors(self) -> tuple[ThreadPoolExecutor, ThreadPoolExecutor]:
+        if self._writer is None or self._reader is None:
+            raise StorageError(f"SQLite storage {self.path!r} is not open; call open() first")
+        return self._writer, self._reader
+
+    async def write(self, fn: Callable[[Conn], T]) -> T:
+        """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction on the writer thread."""
+
+        def run() -> T:
+            conn = self._writer_conn
+            assert conn is not None
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return result
+
+        writer, _ = self._executors()
+        return await asyncio.get_running_loop().run_in_executor(writer, run)
+
+    async def read(self, fn: Callable[[Conn], T], *, snapshot: bool = False) -> T:
+        """Run ``fn`` on a reader thread's connection (in one transaction if ``snapshot``)."""
+
+        def run() -> T:
+            conn: Conn | None = getattr(self._local, "conn", None)
+            if conn is None:
+                conn = self._local.conn = self._connect()
+                with self._lock:
+                    self._reader_conns.append(conn)
+            if not snapshot:
+                return fn(conn)
+            conn.execute("BEGIN")
+            try:
+                return fn(conn)
+            finally:
+                conn.execute("COMMIT")
+
+        _, reader = self._executors()
+        return await asyncio.get_running_loop().run_in_executor(reader, run)
+
+    async def data_version(self) -> int:
+        """Changes whenever another connection (another process too) commits."""
+
+        def run() -> int:
+            assert self._writer_conn is not None
+            return int(self._writer_conn.execute("PRAGMA data_version").fetchone()[0])
+
+        writer, _ = self._executors()
+        return await asyncio.get_running_loop().run_in_executor(writer, run)
+
+
+class SQLiteTaskStore(TaskStore):
+    def __init__(self, db: _Database) -> None:
+        self._db = db
+
+    async def create(self, task: Task, *, owner: str | None = None) -> int:
+        row = task_row(task)
+
+        def run(conn: Conn) -> None:
+            try:
+                conn.execute(
+                    "INSERT INTO tasks (id, context_id, state, ts, owner, version, doc)"
+                    " VALUES (?, ?, ?, ?, ?, 1, ?)",
+                    (row.id, row.context_id, row.state, to_micros(row.ts), owner, row.doc),
+                )
+            except sqlite3.IntegrityError:
+                raise TaskExistsError(task.id) from None
+
+        await self._db.write(run)
+        return 1
+
+    async def get(self, task_id: str) -> StoredTask | None:
+        def run(conn: Conn) -> Any:
+            sql = "SELECT doc, version, owner FROM tasks WHERE id = ?"
+            return conn.execute(sql, (task_id,)).fetchone()
+
+        found = await self._db.read(run)
+        return None if found is None else stored_task(*found)
+
+    async def update(self, task: Task, *, expected_version: int) -> int:
+        row = task_row(task)
+
+        def run(conn: Conn) -> int:
+            cursor = conn.execute(
+                "UPDATE tasks SET context_id = ?, state = ?, ts = ?, doc = ?, version = version + 1"
+                " WHERE id = ? AND version = ?",
+                (row.context_id, row.state, to_micros(row.ts), row.doc, row.id, expected_version),
+            )
+            if cursor.rowcount == 1:
+                return expected_version + 1
+            current = conn.execute("SELECT version FROM tasks WHERE id = ?", (row.id,)).fetchone()
+            if current is None:
+                raise KeyError(task.id)
+            raise ConcurrentUpdateError(
+                f"task {task.id} is at version {current[0]}, not {expected_version}"
+            )
+
+        return await self._db.write(run)
+
+    async def list(self, query: TaskQuery) -> TaskPage:
+        sql = list_sql("tasks", query, numbered=False, ts=to_micros)
+
+        def run(conn: Conn) -> tuple[int, builtins.list[Any]]:
+            total = conn.execute(sql.count_sql, sql.count_args).fetchone()[0]
+            return total, conn.execute(sql.page_sql, sql.page_args).fetchall()
+
+        total, rows = await self._db.read(run, snapshot=True)
+        return task_page(rows, total, query.limit)
+
+    async def delete(self, task_id: str) -> bool:
+        def run(conn: Conn) -> bool:
+            return conn.execute("DELETE FROM tasks WHERE id = ?", (task_id,)).rowcount > 0
+
+        return await self._db.write(run)
+
+    async def active_tasks(self) -> builtins.list[StoredTask]:
+        def run(conn: Conn) -> builtins.list[Any]:
+            sql = "SELECT doc, version, owner FROM tasks WHERE state IN (?, ?)"
+            return conn.execute(sql, ACTIVE_STATES).fetchall()
+
+        return [stored_task(*row) for row in await self._db.read(run)]
+
+
+class SQLiteEventLog(EventLog):
+    def __init__(
+        self, db: _Database, notifier: ChangeNotifier, max_events_per_task: int | None
+    ) -> None:
+        self._db = db
+        self._notifier = notifier
+        self.max_events_per_task = max_events_per_task
+
+    async def append(self, task_id: str, event: StreamResponse) -> int:
+        doc = event_doc(event)
+        keep = self.max_events_per_task
+
+        def run(conn: Conn) -> int:
+            sql = "SELECT coalesce(max(seq), 0) + 1 FROM events WHERE task_id = ?"
+            seq = int(conn.execute(sql, (task_id,)).fetchone()[0])
+            conn.execute(
+                "INSERT INTO events (task_id, seq, doc) VALUES (?, ?, ?)", (task_id, seq, doc)
+            )
+            if keep is not None and seq > keep:
+                sql = "DELETE FROM events WHERE task_id = ? AND seq <= ?"
+                conn.execute(sql, (task_id, seq - keep))
+            return seq
+
+        seq = await self._db.write(run)
+        self._notifier.notify(task_id)
+        return seq
+
+    async def read(self, task_id: str, after: int, limit: int | None = None) -> list[LoggedEvent]:
+        def run(conn: Conn) -> list[Any]:
+            sql = "SELECT seq, doc FROM events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+            return conn.execute(sql, (task_id, after, -1 if limit is None else limit)).fetchall()
+
+        return [logged_event(seq, doc) for seq, doc in await self._db.read(run)]
+
+    async def _seq(self, task_id: str, func: str) -> int:
+        def run(conn: Conn) -> int:
+            sql = f"SELECT coalesce({func}(seq), 0) FROM events WHERE task_id = ?"
+            return int(conn.execute(sql, (task_id,)).fetchone()[0])
+
+        return await self._db.read(run)
+
+    async def last_seq(self, task_id: str) -> int:
+        return await self._seq(task_id, "max")
+
+    async def first_seq(self, task_id: str) -> int:
+        return await self._seq(task_id, "min")
+
+    async def wait(self, task_id: str, after: int, timeout: float) -> bool:
+        return await self._notifier.wait(task_id, after, timeout, self.last_seq)
+
+    async def delete(self, task_id: str) -> None:
+        def run(conn: Conn) -> None:
+            conn.execute("DELETE FROM events WHERE task_id = ?", (task_id,))
+
+        await self._db.write(run)
+
+
+class SQLitePushConfigStore(PushConfigStore):
+    def __init__(self, db: _Database) -> None:
+        self._db = db
+
+    async def put(self, config: TaskPushNotificationConfig) -> None:
+        task_id, config_id, doc = push_doc(config)
+
+        def run(conn: Conn) -> None:
+            conn.execute(
+                "INSERT INTO push_configs (task_id, id, doc) VALUES (?, ?, ?)"
+                " ON CONFLICT (task_id, id) DO UPDATE SET doc = excluded.doc",
+                (task_id, config_id, doc),
+            )
+
+        await self._db.write(run)
+
+    async def get(self, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
+        def run(conn: Conn) -> Any:
+            sql = "SELECT doc FROM push_configs WHERE task_id = ? AND id = ?"
+            return conn.execute(sql, (task_id, config_id)).fetchone()
+
+        found = await self._db.read(run)
+        return None if found is None else push_config(found[0])
+
+    async def list(self, task_id: str) -> list[TaskPushNotificationConfig]:
+        def run(conn: Conn) -> list[Any]:
+            sql = "SELECT doc FROM push_configs WHERE task_id = ? ORDER BY rowid"
+            return conn.execute(sql, (task_id,)).fetchall()
+
+        return [push_config(doc) for (doc,) in await self._db.read(run)]
+
+    async def delete(self, task_id: str, config_id: str) -> bool:
+        def run(conn: Conn) -> bool:
+            sql = "DELETE FROM push_configs WHERE task_id = ? AND id = ?"
+            return conn.execute(sql, (task_id, config_id)).rowcount > 0
+
+        return await self._db.write(run)
+
+
+class SQLiteStorage(Storage):
+    """Tasks, events and push configs in one SQLite file (see the module docstring).
+
+    ``max_events_per_task`` trims each task's log to its newest events (None keeps all);
+    ``poll_interval`` is how often waiters look for commits made by other processes.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_events_per_task: int | None = None,
+        poll_interval: float = 0.2,
+        readers: int = 4,
+        busy_timeout: float = 5.0,
+    ) -> None:
+        path = os.fspath(path)
+        if not path or path == ":memory:" or path.startswith("file::memory:"):
+            raise ValueError(
+                "SQLiteStorage needs a file path: an in-memory SQLite database is private to "
+                "one connection; use MemoryStorage (open_storage('memory')) instead"
+            )
+        self.path = path
+        self._db = _Database(path, readers, busy_timeout)
+        self._notifier = ChangeNotifier(poll_interval, marker=self._db.data_version)
+        self.tasks = SQLiteTaskStore(self._db)
+        self.events = SQLiteEventLog(self._db, self._notifier, max_events_per_task)
+        self.push_configs = SQLitePushConfigStore(self._db)
+
+    async def open(self) -> None:
+        await self._db.open()
+
+    async def close(self) -> None:
+        await self._notifier.close()
+        await self._db.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStorage({self.path!r})"

@@ -1,0 +1,170 @@
+"""The conformance suite against SQLite, plus what is particular to the file backend."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simple_a2a.storage import Storage, StorageError, TaskQuery, open_storage
+from simple_a2a.storage.sqlite import MIGRATIONS, SQLiteStorage
+
+from .conformance import StorageConformance, StorageFactory, make_task, status_event
+
+
+class TestSQLiteStorage(StorageConformance):
+    durable = True
+
+    @pytest.fixture
+    def make_storage(self, tmp_path: Path) -> StorageFactory:
+        path = tmp_path / "tasks.db"
+
+        def make(**options: Any) -> Storage:
+            return SQLiteStorage(path, **options)
+
+        return make
+
+
+async def test_open_storage_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = open_storage(f"sqlite:///{tmp_path}/a.db")  # sqlite:////abs/path
+    assert isinstance(store, SQLiteStorage) and store.path == f"{tmp_path}/a.db"
+    monkeypatch.chdir(tmp_path)
+    relative = open_storage("sqlite:///data/b.db")
+    assert isinstance(relative, SQLiteStorage) and relative.path == "data/b.db"
+    await relative.open()
+    await relative.close()
+    assert (tmp_path / "data" / "b.db").exists()
+    for bad in ("sqlite:///:memory:", "sqlite://", "sqlite:///"):
+        with pytest.raises(ValueError, match="file"):
+            open_storage(bad)
+
+
+async def test_file_settings_and_schema_version(tmp_path: Path) -> None:
+    store = SQLiteStorage(tmp_path / "t.db")
+    await store.open()
+    await store.tasks.create(make_task("t1"))
+    await store.close()
+    conn = sqlite3.connect(tmp_path / "t.db")
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        plan = " ".join(
+            str(row)
+            for row in conn.execute(
+                "EXPLAIN QUERY PLAN SELECT doc FROM tasks WHERE state = ? AND (ts, id) < (?, ?)"
+                " ORDER BY ts DESC, id DESC LIMIT 10",
+                ("TASK_STATE_WORKING", 10**15, "x"),
+            )
+        )
+        assert "tasks_by_state" in plan and "TEMP B-TREE" not in plan, plan
+        conn.execute("PRAGMA user_version = 99")
+        conn.commit()
+    finally:
+        conn.close()
+    with pytest.raises(StorageError, match="newer"):
+        await SQLiteStorage(tmp_path / "t.db").open()
+
+
+async def test_use_before_open_is_a_clear_error(tmp_path: Path) -> None:
+    store = SQLiteStorage(tmp_path / "t.db")
+    with pytest.raises(StorageError, match="open"):
+        await store.tasks.get("t1")
+
+
+async def test_event_loop_is_not_blocked_by_a_locked_file(tmp_path: Path) -> None:
+    # Another connection holds the write lock: our write waits (busy_timeout) in its thread
+    # while the event loop keeps running.
+    store = SQLiteStorage(tmp_path / "t.db", busy_timeout=5)
+    await store.open()
+    try:
+        other = sqlite3.connect(tmp_path / "t.db", isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        write = asyncio.create_task(store.tasks.create(make_task("t1")))
+        ticks = 0
+        started = time.monotonic()
+        while time.monotonic() - started < 0.3:
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert ticks > 10 and not write.done()
+        other.execute("COMMIT")
+        other.close()
+        assert await write == 1
+    finally:
+        await store.close()
+
+
+async def test_another_process_sees_writes_and_wakes_waiters(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    store = SQLiteStorage(path, poll_interval=0.05)
+    await store.open()
+    try:
+        await store.tasks.create(make_task("t1"))
+        script = textwrap.dedent(
+            f"""
+            import asyncio
+            from simple_a2a.storage.sqlite import SQLiteStorage
+            from simple_a2a.protocol.models import Task
+            from simple_a2a.protocol.requests import StreamResponse
+
+            async def main():
+                store = SQLiteStorage({str(path)!r})
+                await store.open()
+                await asyncio.sleep(0.3)
+                task = (await store.tasks.get("t1")).task
+                await store.tasks.update(task, expected_version=1)
+                await store.events.append("t1", StreamResponse.of(task))
+                await store.close()
+
+            asyncio.run(main())
+            """
+        )
+        child = await asyncio.create_subprocess_exec(sys.executable, "-c", script)
+        assert await store.events.wait("t1", 0, timeout=20) is True
+        assert await child.wait() == 0
+        stored = await store.tasks.get("t1")
+        assert stored is not None and stored.version == 2
+        assert await store.events.append("t1", status_event("t1")) == 2
+        page = await store.tasks.list(TaskQuery())
+        assert page.total == 1
+    finally:
+        await store.close()
+
+
+def test_kill_nine_loses_no_committed_write(tmp_path: Path) -> None:
+    path = tmp_path / "crash.db"
+    script = textwrap.dedent(
+        f"""
+        import asyncio, os, signal
+        from simple_a2a.storage.sqlite import SQLiteStorage
+        from simple_a2a.protocol.models import Task
+
+        async def main():
+            store = SQLiteStorage({str(path)!r})
+            await store.open()
+            for n in range(20):
+                await store.tasks.create(Task.from_dict(
+                    {{"id": f"t{{n}}", "status": {{"state": "TASK_STATE_WORKING"}}}}))
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        asyncio.run(main())
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], timeout=60)
+    assert result.returncode == -9
+
+    async def check() -> None:
+        store = SQLiteStorage(path)
+        await store.open()
+        try:
+            assert len(await store.tasks.active_tasks()) == 20
+        finally:
+            await store.close()
+
+    asyncio.run(check())
