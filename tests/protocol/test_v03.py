@@ -576,7 +576,7 @@ def test_card_prefers_v03_interfaces() -> None:
 
 def test_extended_card_operation() -> None:
     """0.3 §7.10 agent/getAuthenticatedExtendedCard ⇄ GetExtendedAgentCard (no params)."""
-    assert request_from_v03("GetExtendedAgentCard", None) == {}  # type: ignore[arg-type]
+    assert request_from_v03("GetExtendedAgentCard", None) == {}
     assert request_to_v03("GetExtendedAgentCard", {"tenant": "t"}) == {}
     card = _canon(
         AgentCard,
@@ -813,7 +813,7 @@ def test_list_tasks() -> None:
     params = request_to_v03("ListTasks", {"status": "TASK_STATE_WORKING", "pageSize": 10})
     assert params == {"status": "working", "pageSize": 10}
     assert request_from_v03("ListTasks", params) == {"status": "TASK_STATE_WORKING", "pageSize": 10}
-    assert request_from_v03("ListTasks", None) == {}  # type: ignore[arg-type]
+    assert request_from_v03("ListTasks", None) == {}
 
 
 def test_delete_result() -> None:
@@ -906,6 +906,9 @@ _MSG = {
             "status.timestamp",
         ),
         (lambda: result_from_v03("SendStreamingMessage", {"kind": "nope"}), "kind"),
+        (lambda: result_from_v03("GetTask", {"id": "t", "status": {"state": []}}), "status.state"),
+        (lambda: result_to_v03("GetTask", {"id": "t", "status": {"state": {}}}), "status.state"),
+        (lambda: request_from_v03("SendStreamingMessage", None), "(root)"),
         (lambda: result_to_v03("SendStreamingMessage", {}), "(root)"),
         (
             lambda: result_to_v03(

@@ -179,7 +179,7 @@ OPS: dict[str, _Op] = {
 }
 
 
-def request_from_v03(operation: str, params: dict[str, Any]) -> dict[str, Any]:
+def request_from_v03(operation: str, params: dict[str, Any] | None) -> dict[str, Any]:
     """0.3 JSON-RPC ``params`` -> the 1.0 request dict (ProtoJSON) of ``operation``."""
     op = OPS[operation]
     if params is None and op.params_optional:
@@ -188,7 +188,7 @@ def request_from_v03(operation: str, params: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def request_to_v03(operation: str, request: dict[str, Any]) -> dict[str, Any]:
+def request_to_v03(operation: str, request: dict[str, Any] | None) -> dict[str, Any]:
     """A 1.0 request dict -> the 0.3 JSON-RPC ``params`` (``tenant`` is dropped)."""
     op = OPS[operation]
     if request is None and op.params_optional:

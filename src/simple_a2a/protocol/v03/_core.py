@@ -77,18 +77,18 @@ class EnumConv(Conv):
         self.down_map = {v10: v03 for v03, v10 in v03_to_v10.items()}
 
     def up(self, value: Any, path: str) -> Any:
-        if value in self.up_map:
+        if isinstance(value, str) and value in self.up_map:
             return self.up_map[value]
-        if value in self.down_map:
+        if isinstance(value, str) and value in self.down_map:
             return value
         fail(path, f"unknown value {value!r} (expected one of {', '.join(self.up_map)})")
 
     def down(self, value: Any, path: str) -> Any:
-        if value in self.up_map:
+        if isinstance(value, str) and value in self.up_map:
             return value
         try:
             name = self.enum(value).value  # also accepts the enum's integer form
-        except ValueError:
+        except (ValueError, TypeError):
             fail(path, f"unknown value {value!r}")
         if name not in self.down_map:
             fail(path, f"{name} has no A2A 0.3 equivalent")
