@@ -1,9 +1,11 @@
 """Serving an agent: :func:`server` builds an :class:`A2AServer`; ``.app`` is the ASGI app to
 mount or wrap, ``.run()`` serves it with uvicorn.
 
-Routes of one agent (relative to where it is mounted):
+Routes of one agent (relative to where it is mounted; docs/server.md):
 
-- ``POST /`` — JSON-RPC (spec §9);
+- ``POST /`` — JSON-RPC (spec §9) (``jsonrpc_path``);
+- the HTTP+JSON routes (spec §11) under ``rest_prefix`` (``""``: ``/message:send``, ``/tasks/...``,
+  their ``/{tenant}/...`` variants and 0.3's ``/v1/...``), see :mod:`simple_a2a.server.rest`;
 - ``GET /.well-known/agent-card.json`` — the Agent Card (spec §8.2), also at
   ``/.well-known/agent.json`` (0.3-era clients) and ``/agentCard`` (the Ruby seed), with ETag and
   Cache-Control (spec §8.6).
@@ -25,15 +27,21 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..protocol.card import JSONRPC, AgentCapabilities, AgentCard, AgentInterface
+from ..protocol.card import HTTP_JSON, JSONRPC, AgentCapabilities, AgentCard, AgentInterface
+from ..protocol.rest import MethodNotAllowedError
 from ..storage import Storage, open_storage
 from .executor import AgentExecutor
 from .handler import ExtendedCardProvider, RequestHandler
-from .http import DEFAULT_MAX_BODY, JSON
+from .http import DEFAULT_MAX_BODY, JSON, response_media_type
 from .jsonrpc import JSONRPCBinding
+from .push import PushService, PushSettings
+from .rest import RESTBinding, error_response
 
 log = logging.getLogger("simple_a2a.server")
 
+#: Scope key set by :func:`~simple_a2a.server.multi.multi_server`: the mount answers its prefix
+#: without a trailing slash, so interface URLs need none.
+EXACT_MOUNT = "simple_a2a.exact_mount"
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json", "/agentCard")
 
 
@@ -61,6 +69,9 @@ class A2AServer:
         shutdown_grace: float = 10.0,
         keepalive: float = 15.0,
         card_max_age: int = 300,
+        jsonrpc_path: str = "/",
+        rest_prefix: str = "",
+        push: PushSettings | None = None,
     ) -> None:
         self.storage = open_storage(storage)
         self.handler = RequestHandler(
@@ -72,9 +83,15 @@ class A2AServer:
             executor_timeout=executor_timeout,
             keepalive=keepalive,
         )
+        #: push delivery (docs/push.md), when the card declares capabilities.pushNotifications
+        self.push = (
+            PushService(self.handler, push) if self.card.capabilities.push_notifications else None
+        )
         self.max_body_size = max_body_size
         self.shutdown_grace = shutdown_grace
         self.card_max_age = card_max_age
+        self.jsonrpc_path = "/" + jsonrpc_path.strip("/")
+        self.rest_prefix = ("/" + rest_prefix.strip("/")) if rest_prefix.strip("/") else ""
         self._opened = False
         self._open_lock = asyncio.Lock()
         self.app: ASGIApp = _OpenOnFirstRequest(self._build(), self.startup)
@@ -84,10 +101,24 @@ class A2AServer:
         return self.handler.card
 
     def _build(self) -> Starlette:
-        rpc = JSONRPCBinding(self.handler, max_body=self.max_body_size)
-        routes = [Route("/", rpc.endpoint, methods=["POST"])]
+        self.jsonrpc = JSONRPCBinding(self.handler, max_body=self.max_body_size)
+        self.rest = RESTBinding(self.handler, max_body=self.max_body_size, prefix=self.rest_prefix)
+        verbs = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+        routes = [Route(self.jsonrpc_path, self._jsonrpc_endpoint, methods=verbs)]
         routes += [Route(path, self._card_endpoint, methods=["GET"]) for path in CARD_PATHS]
-        return Starlette(routes=routes, lifespan=self._lifespan)
+        routes += self.push.routes() if self.push is not None else []
+        app = Starlette(routes=routes, lifespan=self._lifespan)
+        app.router.default = self.rest  # everything else: the HTTP+JSON routes, 404/405 there
+        return app
+
+    async def _jsonrpc_endpoint(self, request: Request) -> Response:
+        if request.method != "POST":
+            err = MethodNotAllowedError(
+                f"{request.method} is not allowed here; JSON-RPC requests are POSTed",
+                allowed=["POST"],
+            )
+            return error_response(err, response_media_type(request), None)
+        return await self.jsonrpc.endpoint(request)
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _app: Starlette) -> AsyncIterator[None]:
@@ -103,32 +134,51 @@ class A2AServer:
             if not self._opened:
                 await self.storage.open()
                 self._opened = True
+                if self.push is not None:
+                    await self.push.start()
 
     async def shutdown(self) -> None:
         """Let running tasks finish within the grace period, cancel the rest, close storage."""
         await self.handler.shutdown(self.shutdown_grace)
+        if self.push is not None:
+            await self.push.close()
         if self._opened:
             await self.storage.close()
             self._opened = False
 
     # -- discovery (spec §8) --
-    def public_card(self, base_url: str) -> AgentCard:
-        """The card with its interface URLs derived from where it is served, unless set."""
+    def public_card(self, base_url: str, *, trailing_slash: bool = False) -> AgentCard:
+        """The card with its interface URLs derived from where it is served, unless set:
+        JSON-RPC at the base URL (plus ``jsonrpc_path``), HTTP+JSON at base + ``rest_prefix``.
+
+        ``trailing_slash`` keeps the ``/`` after a mount prefix in the JSON-RPC URL (a parent
+        Starlette app redirects ``POST /agent`` to ``/agent/``, which clients do not follow).
+        """
         card = self.card
         if card.supported_interfaces:
             return card
-        url = base_url.rstrip("/")
+        base = base_url.rstrip("/")
+        rpc_path = self.jsonrpc_path if self.jsonrpc_path != "/" else ""
+        rpc_url = base + (rpc_path or ("/" if trailing_slash else ""))
         return card.model_copy(
             update={
                 "supported_interfaces": [
-                    AgentInterface(url=url, protocol_binding=JSONRPC, protocol_version="1.0")
+                    AgentInterface(url=rpc_url, protocol_binding=JSONRPC, protocol_version="1.0"),
+                    AgentInterface(
+                        url=base + self.rest_prefix,
+                        protocol_binding=HTTP_JSON,
+                        protocol_version="1.0",
+                    ),
                 ]
             }
         )
 
-    def card_document(self, base_url: str) -> dict[str, Any]:
+    def card_document(self, base_url: str, *, trailing_slash: bool = False) -> dict[str, Any]:
         """The card as served: 1.0 fields plus the 0.3 ones, one document for both."""
-        card = self.public_card(base_url).to_dict()
+        public = self.public_card(base_url, trailing_slash=trailing_slash)
+        if self.push is not None:
+            public = self.push.decorate_card(public, base_url)
+        card = public.to_dict()
         try:
             from ..protocol import v03
         except ImportError:  # pragma: no cover - the 0.3 layer is part of the package
@@ -136,7 +186,9 @@ class A2AServer:
         return v03.card_to_v03(card)
 
     async def _card_endpoint(self, request: Request) -> Response:
-        body = json.dumps(self.card_document(str(request.base_url)), separators=(",", ":"))
+        mounted = bool(request.scope.get("root_path")) and not request.scope.get(EXACT_MOUNT)
+        document = self.card_document(str(request.base_url), trailing_slash=mounted)
+        body = json.dumps(document, separators=(",", ":"))
         etag = '"' + hashlib.sha256(body.encode()).hexdigest()[:32] + '"'
         headers = {"ETag": etag, "Cache-Control": f"public, max-age={self.card_max_age}"}
         if etag in request.headers.get("if-none-match", ""):

@@ -6,18 +6,24 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import pydantic_core
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
+from starlette.types import Scope
 
 from ..protocol import errors as e
 from ..protocol import sse
 from ..protocol.card import AgentCard
+from ..protocol.operations import Operation
 from ..protocol.versions import HEADER as VERSION_HEADER
 from ..protocol.versions import negotiate
 from .context import CallContext, Caller
 from .tasks import StreamItem
+
+if TYPE_CHECKING:
+    from .handler import RequestHandler
 
 log = logging.getLogger("simple_a2a.server")
 
@@ -44,6 +50,41 @@ async def read_body(request: Request, limit: int) -> bytes:
             raise BodyTooLarge(f"request body exceeds the limit of {limit} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+async def read_json(request: Request, limit: int, *, allow_empty: bool = False) -> Any:
+    """The JSON body (content type checked, size limited); ``None`` for an allowed empty body."""
+    check_content_type(request)
+    body = await read_body(request, limit)
+    if allow_empty and not body.strip():
+        return None
+    try:
+        return pydantic_core.from_json(body)
+    except ValueError as exc:
+        raise e.JSONParseError(f"Invalid JSON payload: {exc}") from None
+
+
+def route_path(scope: Scope) -> str:
+    """The request path below where the app is mounted (``root_path``), as Starlette routes."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root) and (len(path) == len(root) or path[len(root)] == "/"):
+        return path[len(root) :] or "/"
+    return path
+
+
+async def invoke(
+    handler: RequestHandler,
+    op: Operation,
+    request: Any,
+    call: CallContext,
+    last_event_id: int | None = None,
+) -> Any:
+    """Run an operation; streaming ones return ``AsyncIterator[StreamItem]`` (a resubscription
+    resumes after ``last_event_id``, the SSE ``Last-Event-ID``)."""
+    if op.name == "SubscribeToTask":
+        return await handler.subscribe_to_task(request, call, last_event_id)
+    return await handler.handle(op.name, request, call)
 
 
 def response_media_type(request: Request) -> str:

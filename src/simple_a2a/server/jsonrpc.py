@@ -24,9 +24,9 @@ from .context import CallContext
 from .handler import RequestHandler
 from .http import (
     call_context,
-    check_content_type,
+    invoke,
     json_bytes,
-    read_body,
+    read_json,
     response_media_type,
     service_headers,
     sse_error,
@@ -53,12 +53,7 @@ class JSONRPCBinding:
     async def endpoint(self, request: Request) -> Response:
         media_type = response_media_type(request)
         try:
-            check_content_type(request)
-            body = await read_body(request, self.max_body)
-            try:
-                payload = pydantic_core.from_json(body)
-            except ValueError as exc:
-                raise e.JSONParseError(f"Invalid JSON payload: {exc}") from None
+            payload = await read_json(request, self.max_body)
         except e.A2AError as err:
             return self._json(rpc.failure(None, err), media_type, None, err.http_status)
         if isinstance(payload, list):
@@ -117,10 +112,7 @@ class JSONRPCBinding:
     async def _stream(
         self, op: Operation, params: dict[str, Any], call: CallContext, last_id: int | None
     ) -> Any:
-        request = self._parse(op, params, call)
-        if op.name == "SubscribeToTask":
-            return await self.handler.subscribe_to_task(request, call, last_id)
-        return await self.handler.handle(op.name, request, call)
+        return await invoke(self.handler, op, self._parse(op, params, call), call, last_id)
 
     @staticmethod
     def _renderer(op: Operation, request_id: rpc.RequestId, call: CallContext) -> Any:

@@ -1,0 +1,138 @@
+"""The HTTP+JSON binding (spec §11): REST routes to the handler; translation only.
+
+The routes come from the operations table (:class:`~simple_a2a.protocol.rest.RouteTable`):
+every ``google.api.http`` route of a2a.proto, its ``/{tenant}/...`` variant, ``SubscribeToTask``
+by GET and POST, and 0.3's ``/v1/...`` paths (answered in 0.3's wire shapes). Errors are
+``google.rpc.Status`` bodies (spec §11.6) with the §5.4 HTTP status; streams are SSE with the
+task's event sequence numbers as ``id:``, exactly as over JSON-RPC.
+
+The binding is an ASGI app; :class:`~simple_a2a.server.app.A2AServer` hands it every request
+that is not JSON-RPC or the Agent Card. ``prefix`` is where the routes live below the agent's
+base URL (``""`` by default: ``<base>/message:send``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from ..protocol import errors as e
+from ..protocol import rest_v03
+from ..protocol.operations import Operation
+from ..protocol.rest import MethodNotAllowedError, RouteNotFoundError, RouteTable, parse_query
+from ..protocol.sse import parse_last_event_id
+from ..protocol.versions import V03
+from .context import CallContext
+from .handler import RequestHandler
+from .http import (
+    call_context,
+    invoke,
+    json_bytes,
+    read_json,
+    response_media_type,
+    route_path,
+    service_headers,
+    sse_response,
+)
+from .tasks import StreamItem
+
+log = logging.getLogger("simple_a2a.server")
+
+ROUTES = RouteTable()
+
+
+class RESTBinding:
+    """Serves one agent over HTTP+JSON; an ASGI app."""
+
+    def __init__(self, handler: RequestHandler, *, max_body: int, prefix: str = "") -> None:
+        self.handler = handler
+        self.max_body = max_body
+        self.prefix = prefix.rstrip("/")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # pragma: no cover - websockets have no A2A route
+            return
+        response = await self.dispatch(Request(scope, receive))
+        await response(scope, receive, send)
+
+    async def dispatch(self, request: Request) -> Response:
+        media_type = response_media_type(request)
+        call: CallContext | None = None
+        try:
+            path = route_path(request.scope)
+            if self.prefix:
+                if path != self.prefix and not path.startswith(self.prefix + "/"):
+                    raise RouteNotFoundError(f"no A2A route matches {request.method} {path}")
+                path = path[len(self.prefix) :]
+            match = ROUTES.match(request.method, path)
+            op = match.operation
+            call = call_context(
+                request,
+                self.handler.card,
+                is_v03_name=match.v03,
+                tenant=match.params.get("tenant"),
+            )
+            params = await self._params(request, op, match.params, call)
+            if op.streaming:
+                last_id = parse_last_event_id(request.headers.get("last-event-id"))
+                items = await invoke(self.handler, op, params, call, last_id)
+                return sse_response(items, _renderer(op, call), service_headers(call))
+            result = await invoke(self.handler, op, params, call)
+            if call.version == V03:
+                body = json_bytes(rest_v03.result_down(op.name, result.to_dict()))
+            else:
+                body = bytes(result.to_json())
+            return Response(body, media_type=media_type, headers=service_headers(call))
+        except e.A2AError as err:
+            return error_response(err, media_type, call)
+        except Exception:
+            log.exception("internal error in HTTP+JSON request")
+            return error_response(e.InternalError(), media_type, call)
+
+    async def _params(
+        self, request: Request, op: Operation, path_params: dict[str, str], call: CallContext
+    ) -> Any:
+        """The request model from body (``body: "*"``), query (spec §11.5) and path."""
+        body: dict[str, Any] = {}
+        if op.has_body or request.headers.get("content-length", "0") != "0":
+            payload = await read_json(request, self.max_body, allow_empty=True)
+            if payload is not None and not isinstance(payload, dict):
+                raise e.InvalidRequestError("the request body must be a JSON object")
+            body = payload or {}
+        if call.version == V03:
+            body = rest_v03.request_up(op.name, body)
+        query = parse_query(op.request_type, request.query_params.multi_items(), ignore=path_params)
+        return op.request_type.from_dict({**body, **query, **path_params})
+
+
+def _renderer(op: Operation, call: CallContext) -> Any:
+    if call.version == V03:
+
+        def render_v03(item: StreamItem) -> bytes:
+            assert item.event is not None
+            return json_bytes(rest_v03.result_down(op.name, item.event.to_dict()))
+
+        return render_v03
+
+    def render(item: StreamItem) -> bytes:
+        assert item.event is not None
+        return bytes(item.event.to_json())
+
+    return render
+
+
+def error_response(err: e.A2AError, media_type: str, call: CallContext | None) -> Response:
+    """A ``google.rpc.Status`` body with the error's §5.4 HTTP status (spec §11.6)."""
+    headers = service_headers(call)
+    if isinstance(err, MethodNotAllowedError):
+        headers["Allow"] = ", ".join(err.allowed)
+    return Response(
+        json_bytes(err.to_rest()),
+        status_code=err.http_status,
+        media_type=media_type,
+        headers=headers,
+    )
