@@ -24,7 +24,7 @@ class ServerThread:
         self.url = f"http://127.0.0.1:{self.port}"
         app = app_factory(self.url)
         config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
+            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="auto"
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
