@@ -118,7 +118,8 @@ async def run_executor(
     """Run one execution to the end; whatever happens, the task is left in a sane state."""
     try:
         with anyio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
-            result = await _call_maybe_async(executor.execute, ctx)
+            target = executor.fn if isinstance(executor, FunctionExecutor) else executor.execute
+            result = await _call_maybe_async(target, ctx)
             if inspect.isasyncgen(result):
                 await ctx.start() if ctx.state not in FINAL_STATES else None
                 await _stream_chunks(ctx, result)
