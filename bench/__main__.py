@@ -1,0 +1,415 @@
+"""Run every benchmark scenario and write ``bench/results/latest.{md,json}``.
+
+One invocation starts each server in its own process (same uvicorn settings), drives load from
+separate processes (``wrk`` + ``load.lua``; ``sse_client.py`` for the streaming scenarios), and
+interleaves the runs of the servers under test so machine noise hits them alike. Reports medians
+and the ratios ours/SDK and ours/ceiling, measured in the same invocation.
+
+Environment: ``BENCH_QUICK=1`` (1 run of 3 s per scenario), ``BENCH_RUNS``, ``BENCH_DURATION``,
+``BENCH_ONLY`` (comma-separated scenario-name prefixes), ``BENCH_LOOP``/``BENCH_HTTP`` (see
+``serve.py``), ``BENCH_TAG`` (a label stored in the JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+RESULTS = BENCH / "results"
+PY = sys.executable
+
+QUICK = os.environ.get("BENCH_QUICK") == "1"
+RUNS = int(os.environ.get("BENCH_RUNS", "1" if QUICK else "3"))
+DURATION = int(os.environ.get("BENCH_DURATION", "3" if QUICK else "5"))
+ONLY = [p for p in os.environ.get("BENCH_ONLY", "").split(",") if p]
+BIG = int(os.environ.get("BENCH_BIG", "100000"))
+SMALL = 100  # tasks stored in the "empty" servers so GetTask/ListTasks have something to find
+STREAM_CHUNKS = 1000
+STREAM_REPEAT = 3 if QUICK else 5
+FANOUT_SUBSCRIBERS = int(os.environ.get("BENCH_SUBSCRIBERS", "1000"))
+FANOUT_EVENTS = 5 if QUICK else 10
+FANOUT_INTERVAL_MS = 200
+
+TASK_ID = "task-50"
+
+MESSAGE = '{"messageId":"m-{ID}","role":"ROLE_USER","parts":[{"text":"hi"}]}'
+SEND_RPC = '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":' + MESSAGE + "}}"
+SEND_REST = '{"message":' + MESSAGE + "}"
+GET_RPC = '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"' + TASK_ID + '"}}'
+LIST_RPC = '{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":50}}'
+
+
+def log(*args: Any) -> None:
+    print(*args, file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+@dataclass
+class Server:
+    name: str  #: label in the results
+    kind: str  #: what bench.serve builds
+    tasks: int = 0
+    port: int = 0
+    proc: subprocess.Popen[bytes] | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+    def start(self) -> None:
+        self.port = free_port()
+        info = Path(tempfile.mkstemp(prefix="a2a-bench-info-")[1])
+        env = {**os.environ, "BENCH_TASKS": str(self.tasks), "BENCH_INFO": str(info)}
+        env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{ROOT / 'src'}"
+        self.proc = subprocess.Popen(
+            [PY, "-m", "bench.serve", self.kind, str(self.port)], cwd=ROOT, env=env
+        )
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.proc.returncode}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError(f"{self.name} did not start")
+        self.info = json.loads(info.read_text() or "{}")
+        info.unlink()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    @property
+    def rss_kb(self) -> int:
+        assert self.proc is not None
+        return rss_kb(self.proc.pid)
+
+    def request(self, method: str, path: str, body: str | None) -> tuple[int, Any]:
+        data = body.replace("{ID}", f"check-{time.time_ns()}").encode() if body else None
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}{path}", data=data, method=method
+        )
+        req.add_header("A2A-Version", "1.0")
+        if data:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return resp.status, json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as err:
+            return err.code, None
+
+
+@dataclass
+class Shape:
+    """One request shape: how to ask, and how to tell a right answer."""
+
+    method: str
+    path: str
+    body: str | None
+    check: Any  #: callable(status, json) -> str | None (None when right)
+
+
+def _task_of(obj: Any) -> Any:
+    return obj.get("task", obj) if isinstance(obj, dict) else None
+
+
+def check_send_rpc(status: int, obj: Any) -> str | None:
+    task = _task_of((obj or {}).get("result"))
+    if status != 200 or not task or task.get("status", {}).get("state") != "TASK_STATE_COMPLETED":
+        return f"unexpected answer {status} {str(obj)[:300]}"
+    return None
+
+
+def check_send_rest(status: int, obj: Any) -> str | None:
+    task = _task_of(obj)
+    if status != 200 or not task or task.get("status", {}).get("state") != "TASK_STATE_COMPLETED":
+        return f"unexpected answer {status} {str(obj)[:300]}"
+    return None
+
+
+def check_get(status: int, obj: Any, rest: bool = False) -> str | None:
+    task = obj if rest else (obj or {}).get("result")
+    if status != 200 or not task or task.get("id") != TASK_ID:
+        return f"unexpected answer {status} {str(obj)[:300]}"
+    return None
+
+
+def check_list(status: int, obj: Any) -> str | None:
+    result = (obj or {}).get("result") or {}
+    if status != 200 or len(result.get("tasks", [])) != 50:
+        return f"unexpected answer {status} {str(obj)[:300]}"
+    return None
+
+
+SHAPES = {
+    "send-rpc": Shape("POST", "/", SEND_RPC, check_send_rpc),
+    "send-rest": Shape("POST", "/message:send", SEND_REST, check_send_rest),
+    "get-rpc": Shape("POST", "/", GET_RPC, lambda s, o: check_get(s, o)),
+    "get-rest": Shape("GET", f"/tasks/{TASK_ID}", None, lambda s, o: check_get(s, o, True)),
+    "list-rpc": Shape("POST", "/", LIST_RPC, check_list),
+    "ceiling": Shape("POST", "/", SEND_RPC, lambda s, o: None if s == 200 else f"status {s}"),
+}
+
+
+def wrk(server: Server, shape: Shape, connections: int, duration: int) -> dict[str, Any]:
+    env = {**os.environ, "BENCH_METHOD": shape.method, "BENCH_PATH": shape.path}
+    if shape.body is not None:
+        env["BENCH_BODY"] = shape.body
+    else:
+        env.pop("BENCH_BODY", None)
+    cmd = [
+        "wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--timeout", "10s",
+        "-s", str(BENCH / "load.lua"), f"http://127.0.0.1:{server.port}",
+    ]  # fmt: skip
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+    line = next(ln for ln in out.splitlines() if ln.startswith("BENCH_JSON "))
+    raw = json.loads(line[len("BENCH_JSON ") :])
+    errors = sum(raw["errors"].values())
+    return {
+        "rps": raw["requests"] / (raw["duration_us"] / 1e6),
+        "p50_ms": raw["p50_us"] / 1000,
+        "p99_ms": raw["p99_us"] / 1000,
+        "requests": raw["requests"],
+        "errors": errors,
+    }
+
+
+def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    keys = ("rps", "p50_ms", "p99_ms")
+    out: dict[str, Any] = {k: statistics.median(r[k] for r in runs) for k in keys}
+    out["errors"] = sum(r["errors"] for r in runs)
+    out["runs"] = runs
+    return out
+
+
+class Bench:
+    def __init__(self) -> None:
+        self.results: dict[str, dict[str, Any]] = {}
+        self.notes: list[str] = []
+
+    def wanted(self, name: str) -> bool:
+        return not ONLY or any(name.startswith(p) for p in ONLY)
+
+    def load(self, name: str, shape_name: str, servers: list[Server], connections: int) -> None:
+        """Interleaved wrk runs of one request shape against several servers."""
+        if not self.wanted(name):
+            return
+        shape = SHAPES[shape_name]
+        ready: list[Server] = []
+        for server in servers:
+            status, obj = server.request(shape.method, shape.path, shape.body)
+            problem = shape.check(status, obj)
+            if problem:
+                self.notes.append(f"{name}: {server.name} skipped ({problem[:160]})")
+                log(f"  {name}: {server.name} skipped: {problem[:300]}")
+                continue
+            ready.append(server)
+        runs: dict[str, list[dict[str, Any]]] = {s.name: [] for s in ready}
+        growth: dict[str, list[int]] = {s.name: [0, 0] for s in ready}
+        for server in ready:  # warm-up, not measured
+            wrk(server, shape, connections, 1)
+        for _ in range(RUNS):
+            for server in ready:
+                before = server.rss_kb
+                run = wrk(server, shape, connections, DURATION)
+                growth[server.name][0] += server.rss_kb - before
+                growth[server.name][1] += run["requests"]
+                runs[server.name].append(run)
+                log(
+                    f"  {name:<22} {server.name:<16} {run['rps']:9.0f} req/s  "
+                    f"p50 {run['p50_ms']:7.2f} ms  p99 {run['p99_ms']:7.2f} ms  err {run['errors']}"
+                )
+        entry = self.results.setdefault(name, {"kind": "load", "connections": connections})
+        for server in ready:
+            entry[server.name] = median_of(runs[server.name])
+            kb, requests = growth[server.name]
+            if shape_name.startswith("send") and requests:
+                entry[server.name]["rss_growth_bytes_per_request"] = kb * 1024 / requests
+
+    def stream(self, servers: list[Server]) -> None:
+        if not self.wanted("stream"):
+            return
+        entry: dict[str, Any] = {"kind": "stream", "chunks": STREAM_CHUNKS}
+        for server in servers:
+            entry[server.name] = client("stream", server, STREAM_CHUNKS, STREAM_REPEAT)
+            log(f"  stream {server.name}: {entry[server.name]}")
+        self.results["stream-1000-chunks"] = entry
+
+    def fanout(self, servers: list[Server]) -> None:
+        if not self.wanted("fanout"):
+            return
+        entry: dict[str, Any] = {"kind": "fanout", "subscribers": FANOUT_SUBSCRIBERS}
+        for server in servers:
+            try:
+                entry[server.name] = client(
+                    "fanout", server, FANOUT_SUBSCRIBERS, FANOUT_EVENTS, FANOUT_INTERVAL_MS
+                )
+            except Exception as exc:
+                self.notes.append(f"fanout: {server.name} failed ({exc})")
+                continue
+            log(f"  fanout {server.name}: {entry[server.name]}")
+        self.results[f"fanout-{FANOUT_SUBSCRIBERS}-subscribers"] = entry
+
+
+def client(mode: str, server: Server, *args: int) -> dict[str, Any]:
+    cmd = [PY, "-m", "bench.sse_client", mode, str(server.port), *map(str, args)]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr else "failed")
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("BENCH_JSON "))
+    result: dict[str, Any] = json.loads(line[len("BENCH_JSON ") :])
+    return result
+
+
+def group(servers: list[Server]) -> Any:
+    class _Group:
+        def __enter__(self) -> list[Server]:
+            for s in servers:
+                log(f"starting {s.name} ({s.kind}, {s.tasks} tasks)")
+                s.start()
+            return servers
+
+        def __exit__(self, *exc: Any) -> None:
+            for s in servers:
+                s.stop()
+
+    return _Group()
+
+
+def machine() -> dict[str, Any]:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import uvicorn
+
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "uvicorn": uvicorn.__version__,
+        "loop": os.environ.get("BENCH_LOOP", "asyncio"),
+        "http": os.environ.get("BENCH_HTTP", "h11"),
+        "wrk": subprocess.run(["wrk", "-v"], capture_output=True, text=True).stdout.split("\n")[0],
+    }
+
+
+def main() -> None:
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is not installed: run bash bench/run (it installs it)")
+    started = time.monotonic()
+    b = Bench()
+
+    # Group 1: an (almost) empty store. Reads and streams first: sends add tasks.
+    ceiling = Server("ceiling", "ceiling")
+    sdk = Server("sdk", "sdk", SMALL)
+    ours = Server("ours", "ours", SMALL)
+    with group([ceiling, sdk, ours]):
+        b.load("ceiling c=1", "ceiling", [ceiling], 1)
+        b.load("ceiling c=32", "ceiling", [ceiling], 32)
+        b.load("GetTask rpc c=32", "get-rpc", [sdk, ours], 32)
+        b.load("GetTask rest c=32", "get-rest", [sdk, ours], 32)
+        b.load("ListTasks rpc c=32", "list-rpc", [sdk, ours], 32)
+        b.stream([sdk, ours])
+        b.fanout([sdk, ours])
+        b.load("SendMessage rpc c=1", "send-rpc", [sdk, ours], 1)
+        b.load("SendMessage rpc c=32", "send-rpc", [sdk, ours], 32)
+        b.load("SendMessage rest c=1", "send-rest", [sdk, ours], 1)
+        b.load("SendMessage rest c=32", "send-rest", [sdk, ours], 32)
+
+    # Group 2: BIG tasks stored through the storage API before serving.
+    if any(b.wanted(p) for p in ("big", "memory")):
+        sdk_big = Server("sdk", "sdk", BIG)
+        ours_big = Server("ours", "ours", BIG)
+        with group([sdk_big, ours_big]):
+            b.results["memory per stored task"] = {
+                "kind": "memory",
+                "tasks": BIG,
+                **{
+                    s.name: {
+                        "bytes_per_task": (s.info["rss_after_kb"] - s.info["rss_before_kb"])
+                        * 1024
+                        / BIG
+                    }
+                    for s in (sdk_big, ours_big)
+                },
+            }
+            log(f"  memory: {b.results['memory per stored task']}")
+            k = f"{BIG // 1000}k"
+            b.load(f"big: GetTask rpc c=32 ({k} tasks)", "get-rpc", [sdk_big, ours_big], 32)
+            b.load(f"big: ListTasks rpc c=32 ({k} tasks)", "list-rpc", [sdk_big, ours_big], 32)
+            b.load(f"big: SendMessage rpc c=32 ({k} tasks)", "send-rpc", [sdk_big, ours_big], 32)
+
+    # Group 3: SQLite storage (ours only; the SDK's SQL stores need SQLAlchemy).
+    if b.wanted("sqlite"):
+        ours_sql = Server("ours", "ours-sqlite", SMALL)
+        try:
+            with group([ours_sql]):
+                b.load("sqlite: GetTask rpc c=32", "get-rpc", [ours_sql], 32)
+                b.load("sqlite: SendMessage rpc c=1", "send-rpc", [ours_sql], 1)
+                b.load("sqlite: SendMessage rpc c=32", "send-rpc", [ours_sql], 32)
+        except Exception as exc:
+            b.notes.append(f"sqlite: skipped ({exc})")
+
+    report = {
+        "tag": os.environ.get("BENCH_TAG", ""),
+        "quick": QUICK,
+        "runs": RUNS,
+        "duration_s": DURATION,
+        "machine": machine(),
+        "elapsed_s": round(time.monotonic() - started, 1),
+        "results": b.results,
+        "notes": b.notes,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "latest.json").write_text(json.dumps(report, indent=2))
+    from bench.report import markdown
+
+    md = markdown(report)
+    (RESULTS / "latest.md").write_text(md)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,255 @@
+"""The three servers under test, each an ASGI app built in its own process (see ``serve.py``).
+
+- ``ours``: simple-a2a with an echo executor;
+- ``sdk``: the official SDK (``a2a``, pinned 1.3.0) with the equivalent executor, its
+  ``DefaultRequestHandler`` and ``InMemoryTaskStore``, JSON-RPC at ``/`` and REST routes;
+- ``ceiling``: a raw ASGI app answering a fixed JSON-RPC body (what uvicorn alone can do).
+
+The executors answer by the first word of the user's text:
+
+- ``stream N``: a task with N artifact chunks (append, the last one ``lastChunk``), then completed;
+- ``fanout PATH N MS``: a working task that waits until the file PATH exists, then emits N artifact
+  chunks MS milliseconds apart, each carrying ``t=<time.time_ns()>`` so subscribers can measure
+  delivery latency;
+- anything else: a task with one artifact ``echo <text>``, completed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+CARD = {
+    "name": "Bench echo agent",
+    "description": "echo, stream, fanout",
+    "version": "1.0.0",
+    "capabilities": {"streaming": True},
+    "defaultInputModes": ["text/plain"],
+    "defaultOutputModes": ["text/plain"],
+    "skills": [{"id": "echo", "name": "echo", "description": "echo", "tags": ["echo"]}],
+}
+BASE_TIME = datetime(2025, 1, 1, tzinfo=timezone.utc)
+
+
+async def _wait_for_file(path: str, limit: float = 120.0) -> None:
+    deadline = time.monotonic() + limit
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+
+
+# -- ours --------------------------------------------------------------------------------------
+def ours_app(storage: str | None, tasks: int) -> tuple[Any, Any]:
+    from simple_a2a.protocol import AgentCard
+    from simple_a2a.protocol.models import Artifact, Part
+    from simple_a2a.server import AgentExecutor, RequestContext, server
+
+    class Echo(AgentExecutor):
+        async def execute(self, ctx: RequestContext) -> None:
+            text = ctx.text
+            word, _, rest = text.partition(" ")
+            if word == "stream":
+                n = int(rest)
+                for i in range(n):
+                    await ctx.emit_artifact(
+                        Artifact(artifact_id="s", parts=[Part.text(f"{i} ")]),
+                        append=i > 0,
+                        last_chunk=i == n - 1,
+                    )
+                await ctx.complete()
+            elif word == "fanout":
+                path, count, interval = rest.split(" ")
+                await ctx.start()
+                await _wait_for_file(path)
+                for i in range(int(count)):
+                    await ctx.emit_artifact(
+                        Artifact(artifact_id="f", parts=[Part.text(f"t={time.time_ns()}")]),
+                        append=i > 0,
+                    )
+                    await asyncio.sleep(int(interval) / 1000)
+                await ctx.complete()
+            else:
+                await ctx.complete(f"echo {text}")
+
+    srv = server(AgentCard.from_dict(CARD), Echo(), storage=storage)
+
+    async def populate() -> None:
+        await srv.startup()
+        if tasks:
+            await _populate_ours(srv.storage, tasks)
+
+    return srv.app, populate
+
+
+def ours_task(i: int) -> Any:
+    from simple_a2a.protocol.models import (
+        Artifact,
+        Message,
+        Part,
+        Role,
+        Task,
+        TaskState,
+        TaskStatus,
+    )
+
+    task_id, context_id = f"task-{i}", f"ctx-{i % 1000}"
+    return Task(
+        id=task_id,
+        context_id=context_id,
+        status=TaskStatus(
+            state=TaskState.COMPLETED, timestamp=BASE_TIME + timedelta(milliseconds=i)
+        ),
+        history=[
+            Message(
+                message_id=f"msg-{i}",
+                role=Role.USER,
+                parts=[Part.text(f"hello {i}")],
+                task_id=task_id,
+                context_id=context_id,
+            )
+        ],
+        artifacts=[Artifact(artifact_id=f"art-{i}", parts=[Part.text(f"echo hello {i}")])],
+    )
+
+
+async def _populate_ours(storage: Any, n: int) -> None:
+    for i in range(n):
+        await storage.tasks.create(ours_task(i))
+
+
+# -- the official SDK ------------------------------------------------------------------------
+def sdk_app(tasks: int) -> tuple[Any, Any]:
+    from a2a.helpers.proto_helpers import new_task_from_user_message, new_text_part
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.context import ServerCallContext
+    from a2a.server.events import EventQueue
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
+    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+    from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+    from starlette.applications import Starlette
+
+    class Echo(AgentExecutor):
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            assert context.message is not None
+            text = context.get_user_input()
+            word, _, rest = text.partition(" ")
+            task = context.current_task or new_task_from_user_message(context.message)
+            if context.current_task is None:
+                await event_queue.enqueue_event(task)
+            updater = TaskUpdater(event_queue, task.id, task.context_id)
+            if word == "stream":
+                n = int(rest)
+                for i in range(n):
+                    await updater.add_artifact(
+                        [new_text_part(f"{i} ")],
+                        artifact_id="s",
+                        append=i > 0,
+                        last_chunk=i == n - 1,
+                    )
+                await updater.complete()
+            elif word == "fanout":
+                path, count, interval = rest.split(" ")
+                await updater.start_work()
+                await _wait_for_file(path)
+                for i in range(int(count)):
+                    await updater.add_artifact(
+                        [new_text_part(f"t={time.time_ns()}")], artifact_id="f", append=i > 0
+                    )
+                    await asyncio.sleep(int(interval) / 1000)
+                await updater.complete()
+            else:
+                await updater.add_artifact([new_text_part(f"echo {text}")], artifact_id="echo")
+                await updater.complete()
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            raise NotImplementedError
+
+    card = AgentCard(
+        name=CARD["name"],
+        description=CARD["description"],
+        version=CARD["version"],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="echo", name="echo", description="echo", tags=["echo"])],
+        supported_interfaces=[
+            AgentInterface(
+                url="http://127.0.0.1/", protocol_binding="JSONRPC", protocol_version="1.0"
+            ),
+            AgentInterface(
+                url="http://127.0.0.1/", protocol_binding="HTTP+JSON", protocol_version="1.0"
+            ),
+        ],
+    )
+    store = InMemoryTaskStore()
+    handler = DefaultRequestHandler(agent_executor=Echo(), task_store=store, agent_card=card)
+    routes = [*create_jsonrpc_routes(handler, "/"), *create_rest_routes(handler)]
+    app = Starlette(routes=routes)
+
+    async def populate() -> None:
+        if not tasks:
+            return
+        context = ServerCallContext()
+        for i in range(tasks):
+            await store.save(sdk_task(i), context)
+
+    return app, populate
+
+
+def sdk_task(i: int) -> Any:
+    from a2a.types import a2a_pb2 as pb
+
+    task_id, context_id = f"task-{i}", f"ctx-{i % 1000}"
+    status = pb.TaskStatus(state=pb.TaskState.TASK_STATE_COMPLETED)
+    status.timestamp.FromDatetime(BASE_TIME + timedelta(milliseconds=i))
+    return pb.Task(
+        id=task_id,
+        context_id=context_id,
+        status=status,
+        history=[
+            pb.Message(
+                message_id=f"msg-{i}",
+                role=pb.Role.ROLE_USER,
+                parts=[pb.Part(text=f"hello {i}")],
+                task_id=task_id,
+                context_id=context_id,
+            )
+        ],
+        artifacts=[pb.Artifact(artifact_id=f"art-{i}", parts=[pb.Part(text=f"echo hello {i}")])],
+    )
+
+
+# -- the ceiling -----------------------------------------------------------------------------
+CEILING_BODY = (
+    b'{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"0b7f4b8e-3c1f-4d61-9a8e-1f2d3c4b5a69",'
+    b'"contextId":"5e1c2d3b-4a59-4f68-8e7d-6c5b4a392817","status":{"state":"TASK_STATE_COMPLETED",'
+    b'"timestamp":"2025-01-01T00:00:00.000Z"},"artifacts":[{"artifactId":"a1","parts":[{"text":'
+    b'"echo hi"}]}],"history":[{"messageId":"m-1",'
+    b'"contextId":"5e1c2d3b-4a59-4f68-8e7d-6c5b4a392817",'
+    b'"taskId":"0b7f4b8e-3c1f-4d61-9a8e-1f2d3c4b5a69","role":"ROLE_USER","parts":[{"text":"hi"}]}]}}}'
+)
+
+
+def ceiling_app() -> tuple[Any, Any]:
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(CEILING_BODY)).encode()),
+    ]
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        more = True
+        while more:  # read the whole request body
+            message = await receive()
+            more = message.get("more_body", False)
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": CEILING_BODY})
+
+    async def populate() -> None:
+        return None
+
+    return app, populate

@@ -1,0 +1,80 @@
+"""Serve one benchmark app: ``python -m bench.serve KIND PORT`` (its own process).
+
+KIND is ``ours``, ``ours-sqlite``, ``sdk`` or ``ceiling``. Environment:
+
+- ``BENCH_TASKS``: tasks to store through the storage API before serving (default 0);
+- ``BENCH_INFO``: a file to write ``{"rss_before_kb", "rss_after_kb", "tasks"}`` to;
+- ``BENCH_LOOP`` (``asyncio``/``uvloop``) and ``BENCH_HTTP`` (``h11``/``httptools``): the same
+  uvicorn settings for every KIND (1 worker, access log off).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import os
+import sys
+import tempfile
+from typing import Any
+
+
+def rss_kb() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def build(kind: str, tasks: int) -> tuple[Any, Any]:
+    from bench import agents
+
+    if kind == "ours":
+        return agents.ours_app(None, tasks)
+    if kind == "ours-sqlite":
+        path = os.path.join(tempfile.mkdtemp(prefix="a2a-bench-"), "bench.db")
+        return agents.ours_app(f"sqlite:///{path}", tasks)
+    if kind == "sdk":
+        return agents.sdk_app(tasks)
+    if kind == "ceiling":
+        return agents.ceiling_app()
+    raise SystemExit(f"unknown server kind {kind!r}")
+
+
+async def main(kind: str, port: int) -> None:
+    import uvicorn
+
+    tasks = int(os.environ.get("BENCH_TASKS", "0"))
+    app, populate = build(kind, tasks)
+    gc.collect()
+    before = rss_kb()
+    await populate()
+    gc.collect()
+    after = rss_kb()
+    info = os.environ.get("BENCH_INFO")
+    if info:
+        with open(info, "w") as f:
+            json.dump({"rss_before_kb": before, "rss_after_kb": after, "tasks": tasks}, f)
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        workers=1,
+        access_log=False,
+        log_level="warning",
+        http=os.environ.get("BENCH_HTTP", "h11"),
+        lifespan="auto",
+        timeout_graceful_shutdown=1,
+    )
+    await uvicorn.Server(config).serve()
+
+
+if __name__ == "__main__":
+    kind, port = sys.argv[1], int(sys.argv[2])
+    if os.environ.get("BENCH_LOOP", "asyncio") == "uvloop":
+        import uvloop
+
+        uvloop.run(main(kind, port))
+    else:
+        asyncio.run(main(kind, port))

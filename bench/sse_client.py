@@ -1,0 +1,203 @@
+"""The streaming scenarios' client, in its own process: ``python -m bench.sse_client MODE PORT``.
+
+A minimal HTTP/1.1 + SSE client on raw asyncio streams (chunked transfer decoding, ``data:``
+lines), so the client costs as little as possible and measures the server, not itself.
+
+- ``stream``: SendStreamingMessage ``stream N``, R times in a row; time to first event and
+  events/s per stream. Prints one JSON line.
+- ``fanout``: one SendStreamingMessage ``fanout PATH N MS`` starts a task; S subscribers
+  (SubscribeToTask) join; then PATH is created and the agent emits N stamped events; each
+  subscriber's delivery latency per event (receipt minus stamp). Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+HOST = "127.0.0.1"
+STAMP = re.compile(rb"t=(\d+)")
+
+
+def rpc(method: str, params: dict[str, Any]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+
+
+def send_params(text: str) -> dict[str, Any]:
+    mid = f"m-{time.time_ns()}-{os.getpid()}-{id(text)}"
+    return {"message": {"messageId": mid, "role": "ROLE_USER", "parts": [{"text": text}]}}
+
+
+class SSE:
+    """One open event stream."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.status = 0
+
+    @classmethod
+    async def open(cls, port: int, body: bytes) -> SSE:
+        reader, writer = await asyncio.open_connection(HOST, port, limit=1 << 20)
+        head = (
+            f"POST / HTTP/1.1\r\nHost: {HOST}:{port}\r\nContent-Type: application/json\r\n"
+            f"Accept: text/event-stream\r\nA2A-Version: 1.0\r\nConnection: close\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        writer.write(head + body)
+        self = cls(reader, writer)
+        return self
+
+    async def read_head(self) -> None:
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        self.status = int(head.split(b" ", 2)[1])
+        lower = head.lower()
+        if b"transfer-encoding: chunked" not in lower:
+            raise RuntimeError(f"expected a chunked event stream, got {head!r}")
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        reader = self.reader
+        while True:
+            size_line = await reader.readuntil(b"\r\n")
+            size = int(size_line.split(b";")[0], 16)
+            if size == 0:
+                return
+            data = await reader.readexactly(size + 2)
+            yield data[:-2]
+
+    async def events(self) -> AsyncIterator[bytes]:
+        """The ``data:`` payload of each event."""
+        buf = b""
+        async for chunk in self.chunks():
+            buf = (buf + chunk).replace(b"\r\n", b"\n")  # sse-starlette ends lines with CRLF
+            while True:
+                cut = buf.find(b"\n\n")
+                if cut < 0:
+                    break
+                block, buf = buf[:cut], buf[cut + 2 :]
+                data = [ln[5:].lstrip() for ln in block.split(b"\n") if ln.startswith(b"data:")]
+                if data:
+                    yield b"\n".join(data)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+async def one_stream(port: int, n: int) -> dict[str, float]:
+    t0 = time.perf_counter()
+    sse = await SSE.open(port, rpc("SendStreamingMessage", send_params(f"stream {n}")))
+    await sse.read_head()
+    first = None
+    count = artifacts = 0
+    last = b""
+    async for data in sse.events():
+        if first is None:
+            first = time.perf_counter()
+        count += 1
+        artifacts += b'"artifactUpdate"' in data
+        last = data
+    end = time.perf_counter()
+    sse.close()
+    if artifacts != n or b"TASK_STATE_COMPLETED" not in last:
+        raise RuntimeError(f"stream incomplete: {artifacts}/{n} chunks, last event {last[:200]!r}")
+    assert first is not None
+    return {"ttfe_ms": (first - t0) * 1000, "events": count, "events_per_s": count / (end - t0)}
+
+
+async def stream_mode(port: int, n: int, repeat: int) -> dict[str, Any]:
+    await one_stream(port, min(n, 50))  # warm-up
+    runs = [await one_stream(port, n) for _ in range(repeat)]
+    return {
+        "runs": runs,
+        "ttfe_ms": statistics.median(r["ttfe_ms"] for r in runs),
+        "events_per_s": statistics.median(r["events_per_s"] for r in runs),
+    }
+
+
+async def fanout_mode(port: int, subscribers: int, n: int, interval_ms: int) -> dict[str, Any]:
+    trigger = os.path.join(tempfile.mkdtemp(prefix="a2a-fanout-"), "go")
+    creator = await SSE.open(
+        port, rpc("SendStreamingMessage", send_params(f"fanout {trigger} {n} {interval_ms}"))
+    )
+    await creator.read_head()
+    creator_events = creator.events()
+    task_id = None
+    async for data in creator_events:
+        obj = json.loads(data)["result"]
+        task_id = (obj.get("task") or obj.get("statusUpdate") or {}).get("id") or (
+            obj.get("statusUpdate") or {}
+        ).get("taskId")
+        if task_id:
+            break
+    assert task_id, "no task id in the first event"
+
+    subs: list[SSE] = []
+    for start in range(0, subscribers, 100):  # connect in batches
+        batch = [
+            SSE.open(port, rpc("SubscribeToTask", {"id": task_id}))
+            for _ in range(start, min(subscribers, start + 100))
+        ]
+        subs.extend(await asyncio.gather(*batch))
+    await asyncio.gather(*(s.read_head() for s in subs))
+    bad = [s.status for s in subs if s.status != 200]
+    if bad:
+        raise RuntimeError(f"{len(bad)} subscribers refused: {bad[:3]}")
+    latencies: list[float] = []
+    received = [0] * len(subs)
+
+    async def consume(i: int, sse: SSE) -> None:
+        async for data in sse.events():
+            now = time.time_ns()
+            m = STAMP.search(data)
+            if m and b'"artifactUpdate"' in data:
+                latencies.append((now - int(m.group(1))) / 1e6)
+                received[i] += 1
+        sse.close()
+
+    consumers = [asyncio.create_task(consume(i, s)) for i, s in enumerate(subs)]
+    await asyncio.sleep(0.5)  # every subscriber is attached (its snapshot has been sent)
+    open(trigger, "w").close()
+
+    async def drain_creator() -> None:
+        async for _ in creator_events:
+            pass
+        creator.close()
+
+    await asyncio.wait_for(
+        asyncio.gather(drain_creator(), *consumers), timeout=60 + n * interval_ms / 1000
+    )
+    complete = sum(1 for r in received if r == n)
+    latencies.sort()
+    return {
+        "subscribers": subscribers,
+        "events": n,
+        "complete_subscribers": complete,
+        "deliveries": len(latencies),
+        "p50_ms": latencies[len(latencies) // 2] if latencies else None,
+        "p99_ms": latencies[int(len(latencies) * 0.99)] if latencies else None,
+        "max_ms": latencies[-1] if latencies else None,
+    }
+
+
+def main() -> None:
+    mode, port = sys.argv[1], int(sys.argv[2])
+    args = [int(a) for a in sys.argv[3:]]
+    if mode == "stream":
+        result = asyncio.run(stream_mode(port, *args))
+    elif mode == "fanout":
+        result = asyncio.run(fanout_mode(port, *args))
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    print("BENCH_JSON " + json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
