@@ -196,6 +196,7 @@ async def test_list_tasks_pages_and_validation() -> None:
         task = await send(h, f"m{i}")
         assert isinstance(task, Task)
         ids.append(task.id)
+        await asyncio.sleep(0.003)  # distinct status timestamps (millisecond precision)
     seen: list[str] = []
     token = ""
     while True:
