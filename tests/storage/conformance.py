@@ -608,7 +608,7 @@ class StorageConformance:
 
     async def test_open_and_close_are_idempotent(self, make_storage: StorageFactory) -> None:
         store = make_storage()
-        await store.open()
+        await asyncio.gather(store.open(), store.open())
         await store.open()
         await store.tasks.create(make_task("t1"))
         await store.close()

@@ -30,6 +30,7 @@ is re-established by the next ``wait()``.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import logging
 import re
@@ -122,6 +123,7 @@ class _Database:
         self._listener: asyncpg.Connection | None = None
         self._listener_retry_at = 0.0
         self.on_notify: Any = None
+        self._opening = asyncio.Lock()
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -130,6 +132,10 @@ class _Database:
         return self._pool
 
     async def open(self) -> None:
+        async with self._opening:  # two concurrent open() calls set up once
+            await self._open()
+
+    async def _open(self) -> None:
         if self._pool is not None:
             return
         try:

@@ -114,6 +114,7 @@ class _Database:
         self._reader_conns: list[Conn] = []
         self._local = threading.local()
         self._lock = threading.Lock()
+        self._opening = asyncio.Lock()
 
     def _connect(self) -> Conn:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -122,6 +123,10 @@ class _Database:
         return conn
 
     async def open(self) -> None:
+        async with self._opening:  # two concurrent open() calls set up once
+            await self._open()
+
+    async def _open(self) -> None:
         if self._writer is not None:
             return
         writer = ThreadPoolExecutor(1, thread_name_prefix="a2a-sqlite-writer")
