@@ -16,7 +16,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocol import errors as e
 from ..protocol import requests as rq
@@ -35,6 +35,9 @@ from ..storage.base import Storage, StoredTask, TaskQuery
 from .context import CallContext, Caller, RequestContext
 from .executor import AgentExecutor, as_executor, run_executor
 from .tasks import StreamItem, TaskManager
+
+if TYPE_CHECKING:
+    from .push import PushService
 
 log = logging.getLogger("simple_a2a.server")
 
@@ -103,6 +106,7 @@ class RequestHandler:
         self.tasks = TaskManager(storage, keepalive=keepalive)
         self._executions: dict[str, _Execution] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self.push: PushService | None = None  #: set by simple_a2a.server.push.enable_push
 
     # -- dispatch --
     async def handle(self, operation: str, request: Any, call: CallContext) -> Any:
@@ -179,6 +183,8 @@ class RequestHandler:
         config = request.configuration
         if config is not None and config.task_push_notification_config is not None:
             self._require_push()
+            if self.push is not None:  # refuse a bad webhook before the task exists
+                await self.push.validate_config(config.task_push_notification_config)
         if config is not None and config.history_length is not None and config.history_length < 0:
             raise e.InvalidParamsError(
                 "configuration.historyLength must be >= 0", field="configuration.historyLength"
@@ -388,7 +394,11 @@ class RequestHandler:
         if not config.url.startswith(("http://", "https://")):
             raise e.InvalidParamsError("url must be an http(s) URL", field="url")
         config = config.model_copy(update={"task_id": task_id, "id": config.id or new_id()})
+        if self.push is not None:
+            await self.push.validate_config(config)  # SSRF guard
         await self.storage.push_configs.put(config)
+        if self.push is not None:
+            await self.push.config_created(config)
         return config
 
     async def get_task_push_notification_config(
@@ -418,6 +428,8 @@ class RequestHandler:
         self._require_push()
         await self._visible_task(request.task_id, call)
         await self.storage.push_configs.delete(request.task_id, request.id)  # idempotent
+        if self.push is not None:
+            await self.push.config_deleted(request.task_id, request.id)
         return rq.Empty()
 
     # -- GetExtendedAgentCard (spec §3.1.11, §3.3.4) --

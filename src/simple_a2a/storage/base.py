@@ -6,9 +6,11 @@ Three seams (PRODUCT.md §5):
   each other (:class:`ConcurrentUpdateError`);
 - :class:`EventLog` keeps each task's events, ordered and sequence-numbered from 1, readable from
   a cursor and awaitable for new events (the base of streaming, replay and push delivery);
-- :class:`PushConfigStore` keeps webhook configurations per task.
+- :class:`PushConfigStore` keeps webhook configurations per task;
+- :class:`PushCursorStore` (optional) is the push outbox: per (task, config) the last event
+  delivered, so deliveries resume after a restart.
 
-:class:`Storage` bundles the three. Objects handed out by a store must be treated as read-only by
+:class:`Storage` bundles them. Objects handed out by a store must be treated as read-only by
 callers (copy before mutating); stores may return shared instances for speed.
 The reusable conformance suite in ``tests/storage/`` is the executable form of this contract.
 """
@@ -19,7 +21,7 @@ import abc
 import builtins
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final
+from typing import Final, Literal
 
 from ..protocol.models import Task, TaskPushNotificationConfig, TaskState
 from ..protocol.requests import StreamResponse
@@ -161,12 +163,71 @@ class PushConfigStore(abc.ABC):
     async def delete(self, task_id: str, config_id: str) -> bool: ...
 
 
+PushCursorState = Literal["active", "suspended", "done"]
+
+
+@dataclass(frozen=True)
+class PushCursor:
+    """Delivery progress of one webhook config of one task (a row of the push outbox).
+
+    The outbox is *derived*: the :class:`EventLog` already holds every event in order, so the
+    pending notifications of a config are the events with ``seq > delivered_seq``.
+
+    - ``delivered_seq`` is the last seq acknowledged (2xx) by the webhook. ``None`` means nothing
+      was delivered yet: the dispatcher starts with a Task snapshot, then follows the log.
+    - ``state``: ``active`` (work may be pending), ``suspended`` (the webhook kept failing;
+      nothing is sent until resumed or the config is re-created), ``done`` (the task's final
+      event was delivered).
+    - ``failures`` counts consecutive failed attempts; ``last_error`` is the newest reason.
+    """
+
+    task_id: str
+    config_id: str
+    delivered_seq: int | None = None
+    state: PushCursorState = "active"
+    failures: int = 0
+    last_error: str | None = None
+    updated_at: datetime | None = None
+
+
+class PushCursorStore(abc.ABC):
+    """The push outbox contract: one :class:`PushCursor` per (task id, config id).
+
+    Backends store the dataclass as given (all fields round-trip, ``updated_at`` at ms precision
+    at least). On start the dispatcher calls :meth:`pending` and resumes every active cursor
+    from ``delivered_seq``; delivery is at least once (a crash between the POST and :meth:`put`
+    repeats one notification). One dispatcher per storage is assumed; several replicas would
+    need a lease on a cursor (not part of this contract yet).
+    """
+
+    @abc.abstractmethod
+    async def get(self, task_id: str, config_id: str) -> PushCursor | None: ...
+
+    @abc.abstractmethod
+    async def put(self, cursor: PushCursor) -> None:
+        """Insert or replace the cursor ``(cursor.task_id, cursor.config_id)``."""
+
+    @abc.abstractmethod
+    async def list(self, task_id: str) -> builtins.list[PushCursor]:
+        """The cursors of one task, any state."""
+
+    @abc.abstractmethod
+    async def pending(self) -> builtins.list[PushCursor]:
+        """Every cursor in state ``active``, of every task (used on restart)."""
+
+    @abc.abstractmethod
+    async def delete(self, task_id: str, config_id: str) -> bool: ...
+
+
 class Storage(abc.ABC):
     """The bundle a server runs on: tasks, events and push configs of one agent."""
 
     tasks: TaskStore
     events: EventLog
     push_configs: PushConfigStore
+    #: The push outbox; ``None`` (backends that predate it) means the dispatcher keeps delivery
+    #: progress in memory, so pending notifications do not survive a restart.
+    push_cursors: PushCursorStore | None = None
 
     async def open(self) -> None:  # noqa: B027 (optional hook)
         """Connect, create or migrate the schema. Idempotent."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
 from collections import deque
 from datetime import datetime
 
@@ -15,6 +16,8 @@ from .base import (
     EventLog,
     LoggedEvent,
     PushConfigStore,
+    PushCursor,
+    PushCursorStore,
     Storage,
     StoredTask,
     TaskExistsError,
@@ -165,6 +168,26 @@ class MemoryPushConfigStore(PushConfigStore):
         return self._configs.get(task_id, {}).pop(config_id, None) is not None
 
 
+class MemoryPushCursorStore(PushCursorStore):
+    def __init__(self) -> None:
+        self._cursors: dict[tuple[str, str], PushCursor] = {}
+
+    async def get(self, task_id: str, config_id: str) -> PushCursor | None:
+        return self._cursors.get((task_id, config_id))
+
+    async def put(self, cursor: PushCursor) -> None:
+        self._cursors[(cursor.task_id, cursor.config_id)] = cursor
+
+    async def list(self, task_id: str) -> list[PushCursor]:
+        return [c for (t, _), c in self._cursors.items() if t == task_id]
+
+    async def pending(self) -> builtins.list[PushCursor]:
+        return [c for c in self._cursors.values() if c.state == "active"]
+
+    async def delete(self, task_id: str, config_id: str) -> bool:
+        return self._cursors.pop((task_id, config_id), None) is not None
+
+
 class MemoryStorage(Storage):
     """Everything in process memory; lost on restart."""
 
@@ -172,3 +195,4 @@ class MemoryStorage(Storage):
         self.tasks = MemoryTaskStore()
         self.events = MemoryEventLog(max_events_per_task)
         self.push_configs = MemoryPushConfigStore()
+        self.push_cursors: PushCursorStore | None = MemoryPushCursorStore()

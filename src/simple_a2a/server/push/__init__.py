@@ -1,0 +1,159 @@
+"""Push notifications of one agent (spec §3.5.3, §4.3, §13.2): see ``docs/push.md``.
+
+:class:`PushService` ties the pieces to a :class:`~simple_a2a.server.handler.RequestHandler`:
+the :class:`~.delivery.PushDispatcher` (registered as a task event hook), the SSRF
+:class:`~.ssrf.UrlGuard` (checked when a config is created and again on every connection), the
+signing :class:`~.signing.SigningKeys` and the JWKS route announced in the card.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ...protocol.card import AgentCard, AgentExtension
+from ...protocol.models import TaskPushNotificationConfig
+from ...protocol.push import JWKS_PATH, SIGNATURE_HEADER, SIGNING_EXTENSION_URI
+from .delivery import PushDispatcher, PushHealth, RetryPolicy
+from .signing import SigningKey, SigningKeys
+from .ssrf import GuardedTransport, Resolver, UrlGuard, UrlRefused
+
+if TYPE_CHECKING:
+    from ..handler import RequestHandler
+
+
+@dataclass
+class PushSettings:
+    """How an agent delivers push notifications (``server(..., push=PushSettings(...))``).
+
+    - ``allow_hosts``: host names, IPs or CIDR networks exempt from the SSRF guard (development:
+      ``["localhost", "127.0.0.1"]``); ``allow_private_networks=True`` turns the address check
+      off; ``require_https=True`` refuses ``http://`` webhooks.
+    - ``signing``: ``"auto"`` signs with a fresh RS256 key when PyJWT is installed (the key
+      changes on restart; receivers refetch the JWKS on an unknown ``kid``), a
+      :class:`SigningKeys` for your own keys, ``None`` for unsigned notifications.
+    - ``retry``, ``timeout`` (per POST), ``idle_timeout`` (a worker waits that long for the
+      next event before it stops; the next event starts it again).
+    """
+
+    allow_hosts: list[str] = field(default_factory=list)
+    allow_private_networks: bool = False
+    require_https: bool = False
+    signing: SigningKeys | Literal["auto"] | None = "auto"
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    timeout: float = 10.0
+    idle_timeout: float = 30.0
+    issuer: str | None = None
+    resolver: Resolver | None = None
+
+
+def _auto_keys() -> SigningKeys | None:
+    try:
+        import jwt  # noqa: F401
+    except ImportError:
+        return None
+    return SigningKeys.generate()
+
+
+class PushService:
+    """The push side of one agent; the handler calls it when configs are created or deleted."""
+
+    def __init__(self, handler: RequestHandler, settings: PushSettings | None = None) -> None:
+        self.settings = settings = settings or PushSettings()
+        self.guard = UrlGuard(
+            allow_hosts=settings.allow_hosts,
+            allow_private_networks=settings.allow_private_networks,
+            require_https=settings.require_https,
+            resolver=settings.resolver,
+        )
+        keys = settings.signing
+        self.keys: SigningKeys | None = _auto_keys() if keys == "auto" else keys
+        self.dispatcher = PushDispatcher(
+            handler.storage,
+            handler.tasks,
+            guard=self.guard,
+            signing=self.keys,
+            retry=settings.retry,
+            timeout=settings.timeout,
+            idle_timeout=settings.idle_timeout,
+            issuer=settings.issuer,
+        )
+        handler.tasks.hooks.append(self.dispatcher)
+        handler.push = self
+
+    # -- the handler's calls --
+    async def validate_config(self, config: TaskPushNotificationConfig) -> None:
+        await self.dispatcher.validate_config(config)
+
+    async def config_created(self, config: TaskPushNotificationConfig) -> None:
+        await self.dispatcher.config_created(config)
+
+    async def config_deleted(self, task_id: str, config_id: str) -> None:
+        await self.dispatcher.config_deleted(task_id, config_id)
+
+    # -- the server's calls --
+    async def start(self) -> None:
+        await self.dispatcher.start()
+
+    async def close(self) -> None:
+        await self.dispatcher.close()
+
+    def routes(self) -> list[Route]:
+        if self.keys is None:
+            return []
+        return [Route(JWKS_PATH, self._jwks_endpoint, methods=["GET"])]
+
+    def decorate_card(self, card: AgentCard, base_url: str) -> AgentCard:
+        """Announce signed notifications: a card extension whose params give the JWKS URL."""
+        if self.keys is None:
+            return card
+        extension = AgentExtension(
+            uri=SIGNING_EXTENSION_URI,
+            description="Push notifications carry a JWT in the "
+            f"{SIGNATURE_HEADER} header, verifiable with the keys at jwksUri.",
+            required=False,
+            params={
+                "jwksUri": base_url.rstrip("/") + JWKS_PATH,
+                "header": SIGNATURE_HEADER,
+                "algorithms": self.keys.algorithms,
+            },
+        )
+        caps = card.capabilities
+        others = [x for x in caps.extensions if x.uri != SIGNING_EXTENSION_URI]
+        caps = caps.model_copy(update={"extensions": [*others, extension]})
+        return card.model_copy(update={"capabilities": caps})
+
+    async def _jwks_endpoint(self, request: Request) -> Response:
+        assert self.keys is not None
+        body = json.dumps(self.keys.jwks(), separators=(",", ":"))
+        return Response(
+            body,
+            media_type="application/jwk-set+json",
+            headers={"Cache-Control": "public, max-age=300"},
+        )
+
+
+def enable_push(handler: RequestHandler, settings: PushSettings | None = None) -> PushService:
+    """Attach push delivery to a handler (what :class:`~simple_a2a.server.app.A2AServer` does
+    when the card declares ``capabilities.pushNotifications``)."""
+    return PushService(handler, settings)
+
+
+__all__ = [
+    "GuardedTransport",
+    "PushDispatcher",
+    "PushHealth",
+    "PushService",
+    "PushSettings",
+    "RetryPolicy",
+    "SigningKey",
+    "SigningKeys",
+    "UrlGuard",
+    "UrlRefused",
+    "enable_push",
+]
