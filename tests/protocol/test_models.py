@@ -39,7 +39,7 @@ from simple_a2a.protocol._base import A2AModel, format_timestamp
 
 CLASSES = sorted(MODELS.values(), key=lambda c: c.__name__)
 #: examples per model class; raise it (A2A_EXAMPLES=500) for a thorough run
-EXAMPLES = int(os.environ.get("A2A_EXAMPLES", "30"))
+EXAMPLES = int(os.environ.get("A2A_EXAMPLES", "25"))
 SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -343,6 +343,11 @@ def test_timestamp_format(moment: datetime) -> None:
         ("2024-03-15T12:15:00+02:00", "2024-03-15T10:15:00.000Z"),
         ("2024-03-15T10:15:00.123z", "2024-03-15T10:15:00.123Z"),
         ("2024-03-15T10:15:00", "2024-03-15T10:15:00.000Z"),
+        ("2024-03-15T10:15:00.123456789Z", "2024-03-15T10:15:00.123Z"),
+        ("2024-03-15T10:15:00.12Z", "2024-03-15T10:15:00.120Z"),
+        ("2024-03-15T10:15:00.9999Z", "2024-03-15T10:15:00.999Z"),
+        ("2024-03-15T05:45:00-0430", "2024-03-15T10:15:00.000Z"),
+        ("2024-03-15 10:15:00Z", "2024-03-15T10:15:00.000Z"),
     ],
 )
 def test_timestamp_inputs(text: str, expected: str) -> None:
@@ -352,9 +357,13 @@ def test_timestamp_inputs(text: str, expected: str) -> None:
     assert req.to_dict() == {"statusTimestampAfter": expected}
 
 
-def test_timestamp_garbage_named() -> None:
+@pytest.mark.parametrize(
+    "bad", ["yesterday", "2024-13-01T00:00:00Z", "2024-03-15", "2024-03-15T25:00:00Z", "", "1Z"]
+)
+def test_timestamp_garbage_named(bad: str) -> None:
+    """A string that is not an ISO 8601 date-time is an error naming the field."""
     with pytest.raises(InvalidParamsError) as exc:
-        TaskStatus.from_dict({"state": 1, "timestamp": "yesterday"}, field_prefix="status")
+        TaskStatus.from_dict({"state": 1, "timestamp": bad}, field_prefix="status")
     assert "status.timestamp" in _errors(exc)
 
 
@@ -508,6 +517,7 @@ def test_agent_card_helpers() -> None:
     )
     assert card.interface("HTTP+JSON") is not None
     assert card.interface("HTTP+JSON").url == "https://a/rest"  # type: ignore[union-attr]
+    assert card.interface("http+json") is card.interface("HTTP+JSON")
     assert card.interface("GRPC") is None
     assert card.supports_streaming and not card.supports_push
     assert card.required_extensions == ["urn:x"]

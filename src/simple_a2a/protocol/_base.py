@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from datetime import datetime, timezone
 from typing import Annotated, Any, TypeVar
 
@@ -84,13 +85,27 @@ def format_timestamp(value: datetime) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
 
+_TIMESTAMP_RE = re.compile(
+    r"(?P<base>\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d)(?:\.(?P<frac>\d+))?"
+    r"(?P<tz>[Zz]|[+-]\d\d:?\d\d)?"
+)
+
+
 def _parse_timestamp(value: Any) -> Any:
     if isinstance(value, str):
-        text = value.strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
+        # ProtoJSON writes 0, 3, 6 or 9 fractional digits; Python 3.10's fromisoformat reads
+        # only 3 or 6, so the fraction is normalised to microseconds here.
+        match = _TIMESTAMP_RE.fullmatch(value.strip())
+        if match is None:
+            raise ValueError(f"not an ISO 8601 timestamp: {value!r}")
+        frac = (match["frac"] or "0")[:6].ljust(6, "0")
+        tz = match["tz"] or "+00:00"
+        if tz in ("Z", "z"):
+            tz = "+00:00"
+        elif ":" not in tz:
+            tz = f"{tz[:3]}:{tz[3:]}"
         try:
-            parsed = datetime.fromisoformat(text)
+            parsed = datetime.fromisoformat(f"{match['base'][:10]}T{match['base'][11:]}.{frac}{tz}")
         except ValueError as exc:
             raise ValueError(f"not an ISO 8601 timestamp: {value!r}") from exc
         return _to_utc(parsed)

@@ -184,7 +184,8 @@ class AgentCard(A2AModel):
     def interface(self, binding: str) -> AgentInterface | None:
         """The first declared interface of a binding (``"JSONRPC"``, ``"HTTP+JSON"``, ...)."""
         return next(
-            (i for i in self.supported_interfaces if i.protocol_binding.upper() == binding), None
+            (i for i in self.supported_interfaces if i.protocol_binding.upper() == binding.upper()),
+            None,
         )
 
     @property
