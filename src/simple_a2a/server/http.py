@@ -82,6 +82,8 @@ async def invoke(
 ) -> Any:
     """Run an operation; streaming ones return ``AsyncIterator[StreamItem]`` (a resubscription
     resumes after ``last_event_id``, the SSE ``Last-Event-ID``)."""
+    if call.tenant is None:
+        call.tenant = getattr(request, "tenant", None)  # a tenant in the body or params
     if op.name == "SubscribeToTask":
         return await handler.subscribe_to_task(request, call, last_event_id)
     return await handler.handle(op.name, request, call)
