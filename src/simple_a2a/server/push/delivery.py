@@ -154,6 +154,8 @@ class PushDispatcher:
             log.info("storage has no push outbox: pending notifications will not survive restart")
         self._workers: dict[tuple[str, str], _Worker] = {}
         self._closed = False
+        #: the loop the workers run on (set by :meth:`start`), for calls from other threads
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -165,6 +167,7 @@ class PushDispatcher:
     async def start(self) -> None:
         """Resume every active cursor (deliveries pending before a restart)."""
         self._closed = False
+        self.loop = asyncio.get_running_loop()
         for cursor in await self.cursors.pending():
             self._ensure_worker(cursor.task_id, cursor.config_id)
 
