@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Coroutine, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..auth.caller import Caller as Caller
 from ..protocol.models import (
     TERMINAL_STATES,
     Artifact,
@@ -40,15 +41,6 @@ ArtifactLike = str | Part | Artifact | dict[str, Any]
 MessageLike = str | Message | Part | list[PartLike]
 
 
-@dataclass(frozen=True)
-class Caller:
-    """The authenticated caller of a request (``None`` on an unauthenticated server)."""
-
-    identity: str
-    scheme: str | None = None
-    claims: dict[str, Any] = field(default_factory=dict)
-
-
 @dataclass
 class CallContext:
     """Binding-independent facts about one request (filled in by the binding)."""
@@ -62,7 +54,7 @@ class CallContext:
 
     @property
     def owner(self) -> str | None:
-        return self.caller.identity if self.caller else None
+        return self.caller.task_owner if self.caller else None
 
 
 class _Done:
@@ -307,6 +299,8 @@ class RequestContext(TaskHandle):
         self.metadata = metadata or {}
         self.cancelled = CancelSignal()
         self.detached = False
+        #: True when the task was handed back after a restart (executors with ``resumable``).
+        self.resumed = False
 
     @property
     def text(self) -> str:

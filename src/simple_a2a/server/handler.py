@@ -23,6 +23,7 @@ from ..protocol import requests as rq
 from ..protocol.card import AgentCard
 from ..protocol.models import (
     TERMINAL_STATES,
+    Message,
     Task,
     TaskPushNotificationConfig,
     TaskState,
@@ -43,6 +44,7 @@ log = logging.getLogger("simple_a2a.server")
 
 ExtendedCardProvider = Callable[[Caller | None], "AgentCard | Awaitable[AgentCard]"]
 MAX_PAGE_SIZE = 100
+RESTART_MESSAGE = "The server restarted while this task was running; it was not finished."
 DEFAULT_PAGE_SIZE = 50
 
 
@@ -106,13 +108,22 @@ class RequestHandler:
         self.tasks = TaskManager(storage, keepalive=keepalive)
         self._executions: dict[str, _Execution] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        #: ``authorize(caller, operation)`` raising PermissionDeniedError (set by ``auth=``)
+        self.authorize: Callable[[Caller, str], Awaitable[None]] | None = None
         self.push: PushService | None = None  #: set by simple_a2a.server.push.enable_push
 
     # -- dispatch --
     async def handle(self, operation: str, request: Any, call: CallContext) -> Any:
         """Run an operation by its 1.0 name; streaming ones return ``AsyncIterator[StreamItem]``."""
         method = getattr(self, _METHODS[operation])
+        if operation != "SubscribeToTask":  # subscribe_to_task authorizes itself
+            await self._authorize(operation, call)
         return await method(request, call)
+
+    async def _authorize(self, operation: str, call: CallContext) -> None:
+        """Spec §7.5, §13.1: the authorization hook runs before anything is looked up."""
+        if self.authorize is not None and call.caller is not None:
+            await self.authorize(call.caller, operation)
 
     # -- SendMessage / SendStreamingMessage (spec §3.1.1, §3.1.2) --
     async def send_message(
@@ -261,6 +272,56 @@ class RequestHandler:
         finally:
             self._executions.pop(ctx.task_id, None)
 
+    async def recover(self) -> int:
+        """On start: tasks left ``submitted``/``working`` by a previous process (a crash or
+        restart) are failed with a clear message — or, when the executor declares
+        ``resumable = True``, handed back to it. Returns how many tasks were recovered.
+
+        With several replicas on one shared database, run this on one of them only (or turn it
+        off with ``recover_interrupted_tasks=False``): it cannot tell a peer's running task from
+        an orphan.
+        """
+        recovered = 0
+        for stored in await self.storage.tasks.active_tasks():
+            task = stored.task
+            if task.id in self._executions:
+                continue
+            recovered += 1
+            if getattr(self.executor, "resumable", False):
+                message = next(
+                    (m for m in reversed(task.history) if m.role.value == "ROLE_USER"), None
+                )
+                if message is not None:
+                    call = CallContext(caller=Caller(stored.owner) if stored.owner else None)
+                    ctx = RequestContext(
+                        self.tasks, task, message=message, persisted=True, call=call, metadata=None
+                    )
+                    ctx.resumed = True
+                    runner = asyncio.create_task(self._run(ctx), name=f"a2a-task-{task.id}")
+                    self._executions[task.id] = _Execution(ctx, runner)
+                    continue
+            try:
+                await self.tasks.record(
+                    task.id,
+                    StreamResponse(
+                        status_update=TaskStatusUpdateEvent(
+                            task_id=task.id,
+                            context_id=task.context_id or "",
+                            status=status_now(
+                                TaskState.FAILED,
+                                Message.agent(
+                                    RESTART_MESSAGE, task_id=task.id, context_id=task.context_id
+                                ),
+                            ),
+                        )
+                    ),
+                )
+            except Exception:
+                log.exception("could not recover task %s", task.id)
+        if recovered:
+            log.warning("recovered %d task(s) interrupted by a restart", recovered)
+        return recovered
+
     # -- GetTask / ListTasks (spec §3.1.3, §3.1.4) --
     async def get_task(self, request: rq.GetTaskRequest, call: CallContext) -> Task:
         stored = await self._visible_task(request.id, call)
@@ -354,6 +415,7 @@ class RequestHandler:
         call: CallContext,
         last_event_id: int | None = None,
     ) -> AsyncIterator[StreamItem]:
+        await self._authorize("SubscribeToTask", call)
         self._require_streaming()
         stored = await self._visible_task(request.id, call)
         if last_event_id is None and stored.task.is_terminal:
