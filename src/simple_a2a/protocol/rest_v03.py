@@ -123,10 +123,11 @@ def request_up(operation: str, body: dict[str, Any]) -> dict[str, Any]:
             push = _g(config, "pushNotification") or _g(config, "pushNotificationConfig")
             if push is not None:
                 conf["taskPushNotificationConfig"] = _push_up(push)
-            blocking = config.get("blocking")
-            if isinstance(blocking, bool):
-                conf["returnImmediately"] = not blocking
             out["configuration"] = conf
+        # proto3: an absent ``blocking`` is false, so the 0.3 ProtoJSON form blocks only when
+        # it says so (the 0.3 SDKs send ``blocking: true`` explicitly).
+        blocking = _g(config, "blocking") if isinstance(config, dict) else None
+        out.setdefault("configuration", {})["returnImmediately"] = blocking is not True
         return out
     if operation == "CreateTaskPushNotificationConfig":
         config = _g(body, "config") or body
@@ -242,6 +243,12 @@ def result_down(operation: str, result: dict[str, Any]) -> Any:
     if operation == "GetExtendedAgentCard":
         return v03.card_to_v03(result)
     return result
+
+
+def error_extras(error_name: str, message: str) -> dict[str, str]:
+    """What the 0.3 SDKs read from a REST error body (``type`` = the error's class name)
+    beside the ``google.rpc.Status`` ``error`` member."""
+    return {"type": error_name, "message": message}
 
 
 def state_up(state: str) -> str:

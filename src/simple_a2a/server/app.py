@@ -27,12 +27,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..auth import AuthLike, AuthMiddleware, as_policy
 from ..protocol.card import HTTP_JSON, JSONRPC, AgentCapabilities, AgentCard, AgentInterface
 from ..protocol.rest import MethodNotAllowedError
 from ..storage import Storage, open_storage
+from .context import Caller
 from .executor import AgentExecutor
 from .handler import ExtendedCardProvider, RequestHandler
-from .http import DEFAULT_MAX_BODY, JSON, response_media_type
+from .http import CURRENT_REQUEST, DEFAULT_MAX_BODY, JSON, response_media_type
 from .jsonrpc import JSONRPCBinding
 from .push import PushService, PushSettings
 from .rest import RESTBinding, error_response
@@ -63,7 +65,9 @@ class A2AServer:
         *,
         storage: str | Storage | None = None,
         extended_card: AgentCard | ExtendedCardProvider | None = None,
+        auth: AuthLike | None = None,
         max_body_size: int = DEFAULT_MAX_BODY,
+        recover_interrupted_tasks: bool = True,
         executor_timeout: float | None = None,
         max_history_length: int | None = 1000,
         shutdown_grace: float = 10.0,
@@ -73,12 +77,16 @@ class A2AServer:
         rest_prefix: str = "",
         push: PushSettings | None = None,
     ) -> None:
+        #: authentication and authorization (docs/auth.md): the card declares what is enforced
+        self.auth = as_policy(auth) if auth is not None else None
+        if self.auth is not None:
+            agent_card = self.auth.decorate_card(agent_card)
         self.storage = open_storage(storage)
         self.handler = RequestHandler(
             _with_defaults(agent_card),
             executor,
             self.storage,
-            extended_card=extended_card,
+            extended_card=self._extended_provider(extended_card),
             max_history_length=max_history_length,
             executor_timeout=executor_timeout,
             keepalive=keepalive,
@@ -87,6 +95,7 @@ class A2AServer:
         self.push = (
             PushService(self.handler, push) if self.card.capabilities.push_notifications else None
         )
+        self.recover_interrupted_tasks = recover_interrupted_tasks
         self.max_body_size = max_body_size
         self.shutdown_grace = shutdown_grace
         self.card_max_age = card_max_age
@@ -94,7 +103,11 @@ class A2AServer:
         self.rest_prefix = ("/" + rest_prefix.strip("/")) if rest_prefix.strip("/") else ""
         self._opened = False
         self._open_lock = asyncio.Lock()
-        self.app: ASGIApp = _OpenOnFirstRequest(self._build(), self.startup)
+        app: ASGIApp = self._build()
+        if self.auth is not None:
+            self.handler.authorize = self.auth.authorize
+            app = AuthMiddleware(app, self.auth, public_paths=CARD_PATHS)
+        self.app: ASGIApp = _OpenOnFirstRequest(app, self.startup)
 
     @property
     def card(self) -> AgentCard:
@@ -134,6 +147,8 @@ class A2AServer:
             if not self._opened:
                 await self.storage.open()
                 self._opened = True
+                if self.recover_interrupted_tasks:
+                    await self.handler.recover()
                 if self.push is not None:
                     await self.push.start()
 
@@ -147,6 +162,32 @@ class A2AServer:
             self._opened = False
 
     # -- discovery (spec §8) --
+    def _extended_provider(
+        self, extended: AgentCard | ExtendedCardProvider | None
+    ) -> ExtendedCardProvider | None:
+        """The extended card gets the same derived interface URLs as the public one."""
+        if extended is None:
+            return None
+
+        async def provide(caller: Caller | None) -> AgentCard:
+            card = extended if isinstance(extended, AgentCard) else extended(caller)
+            if not isinstance(card, AgentCard):
+                card = await card
+            request = CURRENT_REQUEST.get(None)
+            if card.supported_interfaces or request is None:
+                return card
+            base, mounted = self._base_of(request)
+            derived = self.public_card(base, trailing_slash=mounted)
+            return card.model_copy(update={"supported_interfaces": derived.supported_interfaces})
+
+        return provide
+
+    @staticmethod
+    def _base_of(request: Request) -> tuple[str, bool]:
+        """The agent's base URL, and whether a foreign mount needs the trailing slash."""
+        mounted = bool(request.scope.get("root_path")) and not request.scope.get(EXACT_MOUNT)
+        return str(request.base_url), mounted
+
     def public_card(self, base_url: str, *, trailing_slash: bool = False) -> AgentCard:
         """The card with its interface URLs derived from where it is served, unless set:
         JSON-RPC at the base URL (plus ``jsonrpc_path``), HTTP+JSON at base + ``rest_prefix``.
@@ -186,8 +227,8 @@ class A2AServer:
         return v03.card_to_v03(card)
 
     async def _card_endpoint(self, request: Request) -> Response:
-        mounted = bool(request.scope.get("root_path")) and not request.scope.get(EXACT_MOUNT)
-        document = self.card_document(str(request.base_url), trailing_slash=mounted)
+        base, mounted = self._base_of(request)
+        document = self.card_document(base, trailing_slash=mounted)
         body = json.dumps(document, separators=(",", ":"))
         etag = '"' + hashlib.sha256(body.encode()).hexdigest()[:32] + '"'
         headers = {"ETag": etag, "Cache-Control": f"public, max-age={self.card_max_age}"}

@@ -3,6 +3,7 @@ parameters (spec §3.2.6: A2A-Version, A2A-Extensions), content types, SSE respo
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -13,19 +14,23 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Scope
 
+from ..auth.caller import scope_caller, scope_failure
 from ..protocol import errors as e
 from ..protocol import sse
 from ..protocol.card import AgentCard
 from ..protocol.operations import Operation
 from ..protocol.versions import HEADER as VERSION_HEADER
 from ..protocol.versions import negotiate
-from .context import CallContext, Caller
+from .context import CallContext
 from .tasks import StreamItem
 
 if TYPE_CHECKING:
     from .handler import RequestHandler
 
 log = logging.getLogger("simple_a2a.server")
+
+#: The HTTP request being served (set by :func:`call_context`), for what needs its URL.
+CURRENT_REQUEST: contextvars.ContextVar[Request] = contextvars.ContextVar("a2a_http_request")
 
 A2A_JSON = "application/a2a+json"
 JSON = "application/json"
@@ -113,7 +118,12 @@ def call_context(
     is_v03_name: bool,
     tenant: str | None = None,
 ) -> CallContext:
-    """Service parameters of a request (spec §3.2.6), checked against the card (spec §3.3.4)."""
+    """Service parameters of a request (spec §3.2.6), checked against the card (spec §3.3.4).
+    Raises the refusal of the auth middleware, if any (docs/auth.md)."""
+    failure = scope_failure(request.scope)
+    if failure is not None:
+        raise failure
+    CURRENT_REQUEST.set(request)
     requested = request.headers.get(VERSION_HEADER) or request.query_params.get(VERSION_HEADER)
     version = negotiate(requested, is_v03_name=is_v03_name)
     extensions = _split(request.headers.get("a2a-extensions")) + _split(
@@ -128,9 +138,8 @@ def call_context(
             + "; declare them in the A2A-Extensions header",
             metadata={"extensions": ",".join(missing)},
         )
-    caller = request.scope.get("a2a.caller")
     return CallContext(
-        caller=caller if isinstance(caller, Caller) else None,
+        caller=scope_caller(request.scope),
         tenant=tenant,
         extensions=extensions,
         version=version,
