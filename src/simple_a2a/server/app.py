@@ -68,7 +68,6 @@ class A2AServer:
         auth: AuthLike | None = None,
         max_body_size: int = DEFAULT_MAX_BODY,
         recover_interrupted_tasks: bool = True,
-        recover_interrupted_tasks: bool = True,
         executor_timeout: float | None = None,
         max_history_length: int | None = 1000,
         shutdown_grace: float = 10.0,
@@ -96,7 +95,6 @@ class A2AServer:
         self.push = (
             PushService(self.handler, push) if self.card.capabilities.push_notifications else None
         )
-        self.recover_interrupted_tasks = recover_interrupted_tasks
         self.recover_interrupted_tasks = recover_interrupted_tasks
         self.max_body_size = max_body_size
         self.shutdown_grace = shutdown_grace
@@ -149,8 +147,6 @@ class A2AServer:
             if not self._opened:
                 await self.storage.open()
                 self._opened = True
-                if self.recover_interrupted_tasks:
-                    await self.handler.recover()
                 if self.recover_interrupted_tasks:
                     await self.handler.recover()
                 if self.push is not None:
