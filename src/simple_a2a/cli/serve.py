@@ -1,0 +1,98 @@
+"""``simple-a2a serve MODULE:OBJECT``: find the object, make it an :class:`A2AServer`.
+
+OBJECT may be an ``A2AServer`` (served as it is), an ``AgentExecutor`` instance or class, or a
+function (plain or decorated with ``@agent``); for the last three a card is built from
+``--name`` / ``--description`` (defaulting to the object's name and docstring).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from simple_a2a.protocol.card import AgentCapabilities, AgentCard, AgentSkill
+from simple_a2a.server import A2AServer, AgentExecutor, server
+from simple_a2a.server.executor import FunctionExecutor
+
+__all__ = ["CardOptions", "build_server", "load_object"]
+
+DEFAULT_DESCRIPTION = "An A2A agent served by simple-a2a."
+
+
+def load_object(spec: str) -> Any:
+    """Import ``MODULE:OBJECT`` (OBJECT may be dotted); the current directory is importable."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise click.BadParameter(f"{spec!r} is not MODULE:OBJECT (e.g. my_agent:echo)")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise click.BadParameter(f"cannot import {module_name!r}: {exc}") from exc
+    for name in attr.split("."):
+        try:
+            obj = getattr(obj, name)
+        except AttributeError:
+            raise click.BadParameter(f"{module_name!r} has no attribute {attr!r}") from None
+    return obj
+
+
+@dataclass
+class CardOptions:
+    name: str | None = None
+    description: str | None = None
+    version: str = "1.0.0"
+    storage: str | None = None
+
+
+def _name_and_doc(obj: Any) -> tuple[str, str | None]:
+    if isinstance(obj, FunctionExecutor):
+        return obj.__name__, obj.fn.__doc__
+    if isinstance(obj, AgentExecutor):
+        return type(obj).__name__, type(obj).__doc__
+    return getattr(obj, "__name__", type(obj).__name__), getattr(obj, "__doc__", None)
+
+
+def _card_for(obj: Any, options: CardOptions) -> AgentCard:
+    default_name, doc = _name_and_doc(obj)
+    name = options.name or default_name
+    summary = inspect.cleandoc(doc).split("\n\n")[0].replace("\n", " ") if doc else ""
+    description = options.description or summary or DEFAULT_DESCRIPTION
+    skill = AgentSkill(id=default_name, name=name, description=description, tags=["simple-a2a"])
+    return AgentCard(
+        name=name,
+        description=description,
+        version=options.version,
+        capabilities=AgentCapabilities(streaming=True),
+        skills=[skill],
+    )
+
+
+def build_server(obj: Any, options: CardOptions) -> A2AServer:
+    """The server for ``obj`` (see the module docstring)."""
+    if isinstance(obj, A2AServer):
+        flags = {"--name": options.name, "--description": options.description}
+        given = [flag for flag, value in {**flags, "--store": options.storage}.items() if value]
+        if given:
+            raise click.UsageError(
+                f"{', '.join(given)}: the object is already an A2AServer with its own card and "
+                "storage; these options apply to executors and functions only"
+            )
+        return obj
+    if inspect.isclass(obj) and issubclass(obj, AgentExecutor):
+        obj = obj()
+    elif not isinstance(obj, AgentExecutor) and not callable(obj):
+        raise click.BadParameter(
+            f"{obj!r} is neither an A2AServer, an AgentExecutor nor a function"
+        )
+    try:
+        return server(_card_for(obj, options), obj, storage=options.storage)
+    except ValueError as exc:  # a bad storage URL
+        raise click.BadParameter(str(exc), param_hint="--store") from exc
