@@ -1,0 +1,63 @@
+"""Retention (issue #7): terminal tasks older than the TTL go, with events and push configs."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from simple_a2a.protocol import (
+    Task,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatus,
+)
+from simple_a2a.protocol.requests import StreamResponse
+from simple_a2a.server.retention import RetentionSweeper
+from simple_a2a.storage import Storage, open_storage
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def task(task_id: str, state: TaskState, age: timedelta) -> Task:
+    return Task(id=task_id, context_id="c", status=TaskStatus(state=state, timestamp=NOW - age))
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
+    url = "memory" if request.param == "memory" else f"sqlite:///{tmp_path / 'r.db'}"
+    store = open_storage(url)
+    await store.open()
+    yield store  # type: ignore[misc]
+    await store.close()
+
+
+async def test_sweep_deletes_only_old_terminal_tasks(storage: Storage) -> None:
+    day = timedelta(days=1)
+    tasks = [
+        task("old-done", TaskState.COMPLETED, 3 * day),
+        task("old-failed", TaskState.FAILED, 3 * day),
+        task("new-done", TaskState.COMPLETED, timedelta(hours=1)),
+        task("old-working", TaskState.WORKING, 3 * day),
+        task("old-waiting", TaskState.INPUT_REQUIRED, 3 * day),
+    ]
+    for t in tasks:
+        await storage.tasks.create(t)
+        await storage.events.append(t.id, StreamResponse(task=t))
+        await storage.push_configs.put(
+            TaskPushNotificationConfig(id="p", task_id=t.id, url="https://example.com/hook")
+        )
+    sweeper = RetentionSweeper(storage, ttl=2 * day)
+    assert await sweeper.sweep_once(now=NOW) == 2
+    remaining = {t.id for t in tasks if await storage.tasks.get(t.id) is not None}
+    assert remaining == {"new-done", "old-working", "old-waiting"}
+    assert await storage.events.last_seq("old-done") == 0
+    assert await storage.push_configs.list("old-done") == []
+    assert len(await storage.push_configs.list("new-done")) == 1
+    assert await sweeper.sweep_once(now=NOW) == 0
+
+
+def test_ttl_must_be_positive() -> None:
+    with pytest.raises(ValueError):
+        RetentionSweeper(open_storage("memory"), ttl=timedelta(0))
