@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import json
 import logging
+from datetime import timedelta
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -36,6 +37,7 @@ from .executor import AgentExecutor
 from .handler import ExtendedCardProvider, RequestHandler
 from .http import CURRENT_REQUEST, DEFAULT_MAX_BODY, JSON, response_media_type
 from .jsonrpc import JSONRPCBinding
+from .retention import RetentionSweeper
 from .push import PushService, PushSettings
 from .rest import RESTBinding, error_response
 
@@ -76,6 +78,8 @@ class A2AServer:
         jsonrpc_path: str = "/",
         rest_prefix: str = "",
         push: PushSettings | None = None,
+        retention: timedelta | float | None = None,
+        retention_interval: float = 60.0,
     ) -> None:
         #: authentication and authorization (docs/auth.md): the card declares what is enforced
         self.auth = as_policy(auth) if auth is not None else None
@@ -96,6 +100,12 @@ class A2AServer:
             PushService(self.handler, push) if self.card.capabilities.push_notifications else None
         )
         self.recover_interrupted_tasks = recover_interrupted_tasks
+        #: forget terminal tasks after this long (None: keep everything, the default)
+        self.retention = (
+            RetentionSweeper(self.storage, _as_ttl(retention), interval=retention_interval)
+            if retention is not None
+            else None
+        )
         self.max_body_size = max_body_size
         self.shutdown_grace = shutdown_grace
         self.card_max_age = card_max_age
@@ -149,12 +159,16 @@ class A2AServer:
                 self._opened = True
                 if self.recover_interrupted_tasks:
                     await self.handler.recover()
+                if self.retention is not None:
+                    self.retention.start()
                 if self.push is not None:
                     await self.push.start()
 
     async def shutdown(self) -> None:
         """Let running tasks finish within the grace period, cancel the rest, close storage."""
         await self.handler.shutdown(self.shutdown_grace)
+        if self.retention is not None:
+            await self.retention.stop()
         if self.push is not None:
             await self.push.close()
         if self._opened:
@@ -269,6 +283,10 @@ class _OpenOnFirstRequest:
             await self._startup()
             self._ready = True
         await self._app(scope, receive, send)
+
+
+def _as_ttl(value: timedelta | float) -> timedelta:
+    return value if isinstance(value, timedelta) else timedelta(seconds=value)
 
 
 def server(
