@@ -18,8 +18,8 @@ import contextlib
 import hashlib
 import json
 import logging
-from datetime import timedelta
 from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
 from typing import Any
 
 from starlette.applications import Starlette
@@ -37,9 +37,9 @@ from .executor import AgentExecutor
 from .handler import ExtendedCardProvider, RequestHandler
 from .http import CURRENT_REQUEST, DEFAULT_MAX_BODY, JSON, response_media_type
 from .jsonrpc import JSONRPCBinding
-from .retention import RetentionSweeper
 from .push import PushService, PushSettings
 from .rest import RESTBinding, error_response
+from .retention import RetentionSweeper
 
 log = logging.getLogger("simple_a2a.server")
 
