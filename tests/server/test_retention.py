@@ -61,3 +61,34 @@ async def test_sweep_deletes_only_old_terminal_tasks(storage: Storage) -> None:
 def test_ttl_must_be_positive() -> None:
     with pytest.raises(ValueError):
         RetentionSweeper(open_storage("memory"), ttl=timedelta(0))
+
+
+async def test_server_option_sweeps_in_the_background() -> None:
+    import asyncio
+
+    from simple_a2a.protocol import AgentCard, GetTaskRequest, Message, SendMessageRequest
+    from simple_a2a.protocol.errors import TaskNotFoundError
+    from simple_a2a.server import CallContext, server
+
+    srv = server(
+        AgentCard(name="r", description="r", version="1"),
+        lambda ctx: "done",
+        retention=0.2,
+        retention_interval=0.05,
+    )
+    await srv.startup()
+    try:
+        sent = await srv.handler.send_message(
+            SendMessageRequest(message=Message.user("x")), CallContext()
+        )
+        assert isinstance(sent.task, Task)
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            try:
+                await srv.handler.get_task(GetTaskRequest(id=sent.task.id), CallContext())
+            except TaskNotFoundError:
+                break
+        else:
+            pytest.fail("the completed task was not swept")
+    finally:
+        await srv.shutdown()
