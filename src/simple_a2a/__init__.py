@@ -17,6 +17,15 @@ from .client import SyncClientInAsyncContextError as SyncClientInAsyncContextErr
 from .client import TransportError as TransportError
 from .client import client as client
 from .protocol import *  # noqa: F403
+
+# ``server`` (the function) likewise shadows the ``simple_a2a.server`` package as an attribute.
+from .server import A2AServer as A2AServer
+from .server import AgentExecutor as AgentExecutor
+from .server import MultiServer as MultiServer
+from .server import RequestContext as RequestContext
+from .server import agent as agent
+from .server import multi_server as multi_server
+from .server import server as server
 from .protocol import __all__ as _protocol_names
 
 __version__ = "0.1.0"
@@ -35,4 +44,14 @@ _client_names = [
     "client",
 ]
 
-__all__ = [*_protocol_names, *_client_names, "__version__"]
+_server_names = [
+    "A2AServer",
+    "AgentExecutor",
+    "MultiServer",
+    "RequestContext",
+    "agent",
+    "multi_server",
+    "server",
+]
+
+__all__ = [*_protocol_names, *_client_names, *_server_names, "__version__"]

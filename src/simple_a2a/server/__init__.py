@@ -4,6 +4,7 @@ from .app import A2AServer, server
 from .context import CallContext, Caller, CancelSignal, RequestContext, TaskHandle
 from .executor import AgentExecutor, agent
 from .handler import RequestHandler
+from .multi import MultiServer, multi_server
 from .tasks import StreamItem, TaskManager
 
 __all__ = [
@@ -12,11 +13,13 @@ __all__ = [
     "CallContext",
     "Caller",
     "CancelSignal",
+    "MultiServer",
     "RequestContext",
     "RequestHandler",
     "StreamItem",
     "TaskHandle",
     "TaskManager",
     "agent",
+    "multi_server",
     "server",
 ]

@@ -130,7 +130,7 @@ class A2AServer:
         routes = [Route(self.jsonrpc_path, self._jsonrpc_endpoint, methods=verbs)]
         routes += [Route(path, self._card_endpoint, methods=["GET"]) for path in CARD_PATHS]
         routes += self.push.routes() if self.push is not None else []
-        app = Starlette(routes=routes, lifespan=self._lifespan)
+        app = Starlette(routes=routes, lifespan=self.lifespan)
         app.router.default = self.rest  # everything else: the HTTP+JSON routes, 404/405 there
         return app
 
@@ -144,7 +144,9 @@ class A2AServer:
         return await self.jsonrpc.endpoint(request)
 
     @contextlib.asynccontextmanager
-    async def _lifespan(self, _app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(self, _app: Any = None) -> AsyncIterator[None]:
+        """Open storage, and on exit drain tasks and close it; for a parent app that mounts this
+        one: ``FastAPI(lifespan=agent.lifespan)`` (mounted apps get no lifespan events)."""
         await self.startup()
         try:
             yield
@@ -199,8 +201,9 @@ class A2AServer:
     @staticmethod
     def _base_of(request: Request) -> tuple[str, bool]:
         """The agent's base URL, and whether a foreign mount needs the trailing slash."""
-        mounted = bool(request.scope.get("root_path")) and not request.scope.get(EXACT_MOUNT)
-        return str(request.base_url), mounted
+        root = request.scope.get("root_path", "")  # where this app is mounted (not the outer
+        mounted = bool(root) and not request.scope.get(EXACT_MOUNT)  # app's base_url)
+        return f"{request.url.scheme}://{request.url.netloc}{root}", mounted
 
     def public_card(self, base_url: str, *, trailing_slash: bool = False) -> AgentCard:
         """The card with its interface URLs derived from where it is served, unless set:

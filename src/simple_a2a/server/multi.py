@@ -1,0 +1,123 @@
+"""Several agents in one process, each under its own path (the Ruby seed's ``multi_server``).
+
+::
+
+    multi_server({
+        "/research": {"agent_card": research_card, "executor": Research()},
+        "/evaluator": server(evaluator_card, Evaluator(), storage="sqlite:///eval.db"),
+    }).run(port=9292)
+
+Each agent keeps its own card (``/research/.well-known/agent-card.json``), executor, storage and
+event log: a task of one agent is unknown to the other. Requests go to the longest matching
+prefix; the prefix itself (``POST /research``, no trailing slash) is the agent's JSON-RPC URL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from ..protocol.rest import RouteNotFoundError
+from .app import EXACT_MOUNT, A2AServer, server
+from .http import json_bytes
+
+AgentSpec = A2AServer | Mapping[str, Any]
+
+
+def _normalize(prefix: str) -> str:
+    prefix = "/" + prefix.strip("/")
+    if prefix == "/":
+        raise ValueError("every agent needs a non-empty path prefix, like '/research'")
+    return prefix
+
+
+class MultiServer:
+    """An ASGI app serving several :class:`A2AServer` under path prefixes."""
+
+    def __init__(self, agents: Mapping[str, AgentSpec], *, shutdown_grace: float = 10.0) -> None:
+        if not agents:
+            raise ValueError("multi_server needs at least one agent")
+        self.servers: dict[str, A2AServer] = {}
+        for prefix, spec in agents.items():
+            key = _normalize(prefix)
+            if key in self.servers:
+                raise ValueError(f"two agents at {key}")
+            self.servers[key] = spec if isinstance(spec, A2AServer) else server(**spec)
+        self._order = sorted(self.servers, key=len, reverse=True)
+        self.shutdown_grace = shutdown_grace
+        self.app = self
+
+    def __getitem__(self, prefix: str) -> A2AServer:
+        return self.servers[_normalize(prefix)]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _app: Any = None) -> AsyncIterator[None]:
+        """Open every agent's storage; on exit let tasks finish and close them."""
+        started: list[A2AServer] = []
+        try:
+            for srv in self.servers.values():
+                await srv.startup()
+                started.append(srv)
+            yield
+        finally:
+            for srv in reversed(started):
+                await srv.shutdown()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        path: str = scope.get("path", "")
+        root: str = scope.get("root_path", "")
+        rel = path[len(root) :] if root and path.startswith(root) else path
+        for prefix in self._order:
+            if rel == prefix or rel.startswith(prefix + "/"):
+                child = dict(scope)
+                child["root_path"] = root + prefix
+                child[EXACT_MOUNT] = True
+                if rel == prefix:  # the base URL itself is the JSON-RPC endpoint
+                    child["path"] = path + "/"
+                    child["raw_path"] = child["path"].encode()
+                await self.servers[prefix].app(child, receive, send)
+                return
+        if scope["type"] == "http":
+            err = RouteNotFoundError(
+                f"no agent at {rel}; agents: {', '.join(sorted(self.servers))}"
+            )
+            await Response(
+                json_bytes(err.to_rest()), status_code=404, media_type="application/json"
+            )(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        assert message["type"] == "lifespan.startup"
+        manager = self.lifespan()
+        try:
+            await manager.__aenter__()
+        except Exception as exc:
+            await send({"type": "lifespan.startup.failed", "message": str(exc)})
+            return
+        await send({"type": "lifespan.startup.complete"})
+        message = await receive()
+        try:
+            await manager.__aexit__(None, None, None)
+        finally:
+            await send({"type": "lifespan.shutdown.complete"})
+
+    def run(self, host: str = "127.0.0.1", port: int = 9292, **uvicorn_options: Any) -> None:
+        """Serve every agent with uvicorn until interrupted (blocks)."""
+        import uvicorn
+
+        uvicorn_options.setdefault("timeout_graceful_shutdown", int(self.shutdown_grace) + 1)
+        uvicorn_options.setdefault("log_level", "info")
+        uvicorn.run(self, host=host, port=port, **uvicorn_options)
+
+
+def multi_server(agents: Mapping[str, AgentSpec], **options: Any) -> MultiServer:
+    """Several agents under path prefixes; ``.run(port=...)`` serves them, ``.app`` is the ASGI
+    app. Each value is an :class:`A2AServer` or a dict of :func:`server` keyword arguments."""
+    return MultiServer(agents, **options)
