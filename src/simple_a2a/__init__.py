@@ -17,6 +17,7 @@ from .client import SyncClientInAsyncContextError as SyncClientInAsyncContextErr
 from .client import TransportError as TransportError
 from .client import client as client
 from .protocol import *  # noqa: F403
+from .protocol import __all__ as _protocol_names
 
 # ``server`` (the function) likewise shadows the ``simple_a2a.server`` package as an attribute.
 from .server import A2AServer as A2AServer
@@ -26,7 +27,6 @@ from .server import RequestContext as RequestContext
 from .server import agent as agent
 from .server import multi_server as multi_server
 from .server import server as server
-from .protocol import __all__ as _protocol_names
 
 __version__ = "0.1.0"
 
