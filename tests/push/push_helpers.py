@@ -60,7 +60,8 @@ class Steps(AgentExecutor):
         self.gate = threading.Event()
 
     async def execute(self, ctx: RequestContext) -> None:
-        await asyncio.to_thread(self.gate.wait, 10)
+        while not self.gate.is_set():  # polled: a blocked thread would delay shutdown
+            await asyncio.sleep(0.01)
         await ctx.start()
         for i in range(self.n):
             await ctx.emit_artifact(
@@ -73,6 +74,7 @@ class Steps(AgentExecutor):
 
 def make_server(executor: AgentExecutor | None = None, **options: Any) -> A2AServer:
     options.setdefault("push", settings())
+    options.setdefault("shutdown_grace", 0.2)
     return server(push_card(), executor or Steps(), **options)
 
 

@@ -62,7 +62,7 @@ def _embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
     if ip.sixtofour is not None:
         return ip.sixtofour
     packed = ip.packed
-    if packed[:12] == bytes(12) and packed[12:] != bytes(4):  # deprecated IPv4-compatible ::a.b.c.d
+    if packed[:12] == bytes(12) and packed[12] != 0:  # deprecated IPv4-compatible ::a.b.c.d
         return ipaddress.IPv4Address(packed[12:])
     if ip in ipaddress.ip_network("64:ff9b::/96"):  # NAT64
         return ipaddress.IPv4Address(packed[12:])
@@ -82,8 +82,8 @@ def refusal_reason(ip: IPAddress) -> str | None:
         ("loopback", ip.is_loopback),
         ("link-local", ip.is_link_local),
         ("multicast", ip.is_multicast),
-        ("private", ip.is_private),
         ("reserved", ip.is_reserved),
+        ("private", ip.is_private),
         ("not globally routable", not ip.is_global),
     )
     for name, hit in checks:
