@@ -1,7 +1,8 @@
 """The folder layout is the architecture: imports point one way (docs/architecture.md).
 
 protocol/ imports nothing else of ours; storage/ only protocol/; client/ only protocol/;
-server/ protocol/ and storage/ (never client/). Checked on the source, so it cannot rot.
+server/ protocol/, storage/ and auth/ (never client/);
+auth/ only protocol/. Checked on the source, so it cannot rot.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ ALLOWED = {
     "protocol": {"protocol"},
     "storage": {"protocol", "storage"},
     "client": {"protocol", "client"},
-    "server": {"protocol", "storage", "server"},
+    "server": {"protocol", "storage", "auth", "server"},
     "auth": {"protocol", "auth"},
 }
 

@@ -14,6 +14,7 @@ import pydantic_core
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..auth.caller import scope_failure
 from ..protocol import errors as e
 from ..protocol import jsonrpc as rpc
 from ..protocol.operations import OPERATIONS_BY_METHOD, V03_METHODS, Operation
@@ -52,10 +53,16 @@ class JSONRPCBinding:
 
     async def endpoint(self, request: Request) -> Response:
         media_type = response_media_type(request)
+        refused = scope_failure(request.scope)  # the auth middleware's verdict (docs/auth.md)
         try:
             payload = await read_json(request, self.max_body)
         except e.A2AError as err:
+            err = refused or err
             return self._json(rpc.failure(None, err), media_type, None, err.http_status)
+        if refused is not None:  # refused as a whole, batches included, before any method runs
+            request_id = rpc.request_id_of(payload) if isinstance(payload, dict) else None
+            failure = rpc.failure(request_id, refused)
+            return self._json(failure, media_type, None, _status(refused))
         if isinstance(payload, list):
             return await self._batch(request, payload, media_type)
         return await self._single(request, payload, media_type)
