@@ -10,8 +10,10 @@ Design (the outbox is derived from the event log):
   delivery is at least once; after a restart :meth:`PushDispatcher.start` resumes every active
   cursor.
 
-A new config first receives the task as it is (a ``task`` snapshot), then every later event —
-exactly what a SubscribeToTask stream would see. Failures are retried with exponential backoff
+A new config receives the task's whole history from the log, starting with event 1 (the Task as
+created), then every later event — what a SubscribeToTask stream replays; when the start of the
+log was trimmed away, a fresh ``task`` snapshot stands in for the missing events.
+Failures are retried with exponential backoff
 and jitter (connection errors, timeouts, 408/425/429, 5xx; ``Retry-After`` honoured); other
 answers skip that event. After ``max_attempts`` consecutive failures the config is suspended
 (logged, visible in :meth:`PushDispatcher.health`) until :meth:`PushDispatcher.resume` or until
@@ -195,7 +197,7 @@ class PushDispatcher:
                 continue
             cursor = await self.cursors.get(task_id, config.id)
             if cursor is None:
-                await self.cursors.put(PushCursor(task_id, config.id, updated_at=_now()))
+                await self.cursors.put(PushCursor(task_id, config.id, 0, updated_at=_now()))
             elif cursor.state != "active":
                 continue
             self._ensure_worker(task_id, config.id)
@@ -208,10 +210,10 @@ class PushDispatcher:
             raise e.InvalidParamsError(f"url refused: {exc.reason}", field="url") from None
 
     async def config_created(self, config: TaskPushNotificationConfig) -> None:
-        """A (re)created config starts afresh: the current task snapshot, then every event."""
+        """A (re)created config starts afresh from the start of the task's log."""
         assert config.task_id and config.id
         await self._stop_worker(config.task_id, config.id)
-        await self.cursors.put(PushCursor(config.task_id, config.id, updated_at=_now()))
+        await self.cursors.put(PushCursor(config.task_id, config.id, 0, updated_at=_now()))
         self._ensure_worker(config.task_id, config.id)
 
     async def config_deleted(self, task_id: str, config_id: str) -> None:
@@ -301,8 +303,8 @@ class PushDispatcher:
                 return  # idle: the next event's hook starts a new worker
 
     async def _pending(self, cursor: PushCursor) -> list[tuple[int, StreamResponse]]:
-        """The next notifications: a snapshot for a new cursor (or one that fell out of the
-        retained window), else the logged events after the cursor."""
+        """The next notifications: the logged events after the cursor, or a task snapshot when
+        the cursor is unset or fell out of the retained window."""
         events = self.storage.events
         after = cursor.delivered_seq
         if after is not None:
