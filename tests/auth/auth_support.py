@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import ssl
 import sys
 import time
 from collections.abc import Iterator
@@ -31,6 +32,7 @@ import simple_a2a
 
 __all__ = [
     "JSONRPC",
+    "PLAIN",
     "REST",
     "Issuer",
     "Outcome",
@@ -43,6 +45,8 @@ __all__ = [
 ]
 
 AUDIENCE = "https://agent.example.com"
+#: A TLS context for loopback http:// clients: building httpx's default one costs ~0.1 s each.
+PLAIN = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
 class Issuer:
@@ -111,9 +115,10 @@ class Issuer:
 
 
 @contextlib.contextmanager
-def serve_agent(auth: Any, **options: Any) -> Iterator[str]:
+def serve_agent(auth: Any, card: Any = None, **options: Any) -> Iterator[str]:
     """The test agent behind ``auth`` (streaming and push declared), on loopback."""
-    card = make_card(streaming=True, pushNotifications=True, **options.pop("capabilities", {}))
+    caps = {"streaming": True, "pushNotifications": True, **options.pop("capabilities", {})}
+    card = card or make_card(**caps)
     app = simple_a2a.server(card, TestAgent(), auth=auth, **options).app
     with serving(app) as url:
         yield url

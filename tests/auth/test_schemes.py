@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from auth_support import AUDIENCE, Issuer, adapter, serve_agent, user
+from auth_support import AUDIENCE, PLAIN, Issuer, adapter, serve_agent, user
 
 from simple_a2a.auth import APIKeyAuth, BearerAuth, JWTAuth
 from simple_a2a.protocol import errors as e
@@ -105,7 +105,7 @@ def servers(issuer: Issuer) -> Iterator[dict[str, str]]:
 
 @contextlib.asynccontextmanager
 async def connect(url: str, creds: Creds | None = None) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=url, timeout=10, **(creds or {})) as client:
+    async with httpx.AsyncClient(base_url=url, timeout=10, verify=PLAIN, **(creds or {})) as client:
         yield client
 
 

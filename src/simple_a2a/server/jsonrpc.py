@@ -101,6 +101,9 @@ class JSONRPCBinding:
             last_id = parse_last_event_id(request.headers.get("last-event-id"))
             items = await self._stream(op, req.params, call, last_id)
         except e.A2AError as err:
+            if _status(err) != 200:  # refused at the HTTP level (401/403), as unary calls are
+                media_type = response_media_type(request)
+                return self._json(rpc.failure(req.id, err), media_type, call, _status(err))
             return sse_error(json_bytes(rpc.failure(req.id, err)), headers)
         return sse_response(items, self._renderer(op, req.id, call), headers)
 
