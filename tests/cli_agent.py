@@ -18,6 +18,7 @@ from typing import Any
 
 from simple_a2a.protocol import AgentCard, Message
 from simple_a2a.server import A2AServer, AgentExecutor, RequestContext, agent, server
+from simple_a2a.server.push import PushSettings
 
 
 @agent
@@ -65,13 +66,14 @@ class Scripted(AgentExecutor):
         return None
 
 
-def scripted_server(*, push: bool = False, **options: Any) -> A2AServer:
+def scripted_server(push: PushSettings | None = None) -> A2AServer:
+    """The scripted agent; its card declares push notifications when ``push`` is given."""
     card = AgentCard.from_dict(
         {
             "name": "CLI test agent",
             "description": "Scripted agent for the CLI tests",
             "version": "2.0",
-            "capabilities": {"streaming": True, "pushNotifications": push},
+            "capabilities": {"streaming": True, "pushNotifications": push is not None},
             "skills": [
                 {"id": "echo", "name": "Echo", "description": "Echoes", "tags": ["test"]},
             ],
@@ -80,7 +82,7 @@ def scripted_server(*, push: bool = False, **options: Any) -> A2AServer:
             },
         }
     )
-    return server(card, Scripted(), **options)
+    return server(card, Scripted(), push=push)
 
 
 #: For ``simple-a2a serve tests.cli_agent:app`` (an A2AServer is served as it is).

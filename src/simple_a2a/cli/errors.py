@@ -10,6 +10,7 @@ code   meaning
        usable A2A agent at the URL (no card, no interface this client speaks)
 4      transport error: could not connect, timed out, the stream dropped for good
 5      authentication error: the agent refused the credentials (401) or the permission (403)
+70     internal error: a bug in simple-a2a (``SIMPLE_A2A_DEBUG=1`` prints the traceback)
 130    interrupted (Ctrl-C)
 =====  ==========================================================================================
 """
@@ -22,7 +23,7 @@ from simple_a2a.client import ClientError, DiscoveryError, NegotiationError, Tra
 from simple_a2a.protocol.errors import A2AError, AuthenticationError, PermissionDeniedError
 from simple_a2a.protocol.models import TaskState
 
-__all__ = ["ExitCode", "describe", "exit_code_for", "outcome_code"]
+__all__ = ["ExitCode", "describe", "exit_code_for", "interrupted", "outcome_code"]
 
 
 class ExitCode(IntEnum):
@@ -32,6 +33,7 @@ class ExitCode(IntEnum):
     PROTOCOL = 3
     TRANSPORT = 4
     AUTH = 5
+    INTERNAL = 70  # EX_SOFTWARE (sysexits.h)
     INTERRUPTED = 130
 
 
@@ -39,28 +41,40 @@ class ExitCode(IntEnum):
 UNSUCCESSFUL = frozenset({TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED})
 
 
+def interrupted(exc: BaseException) -> bool:
+    """Ctrl-C, or an error raised while the program was unwinding from one."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__context__
+    return False
+
+
 def exit_code_for(exc: BaseException) -> ExitCode:
-    """The exit code for an error raised by the client."""
+    """The exit code for an error raised while running a command."""
+    if interrupted(exc):
+        return ExitCode.INTERRUPTED
     if isinstance(exc, (AuthenticationError, PermissionDeniedError)):
         return ExitCode.AUTH
     if isinstance(exc, (A2AError, DiscoveryError, NegotiationError)):
         return ExitCode.PROTOCOL
     if isinstance(exc, (TransportError, ClientError)):
         return ExitCode.TRANSPORT
-    if isinstance(exc, KeyboardInterrupt):
-        return ExitCode.INTERRUPTED
-    raise TypeError(f"no exit code for {exc!r}")
+    return ExitCode.INTERNAL
 
 
 def describe(exc: BaseException) -> str:
     """One short line for the user: the error's class and message (never a traceback)."""
-    if isinstance(exc, KeyboardInterrupt):
+    if interrupted(exc):
         return "interrupted"
     message = exc.message if isinstance(exc, A2AError) else str(exc)
     cause = exc.__cause__
     if not message and cause is not None:
         message = str(cause) or type(cause).__name__
     line = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    if exit_code_for(exc) == ExitCode.INTERNAL:
+        line = f"internal error (a bug; SIMPLE_A2A_DEBUG=1 shows the traceback): {line}"
     status = getattr(exc, "status_code", None)
     if isinstance(exc, A2AError) and isinstance(status, int) and status >= 400:
         line += f" (HTTP {status})"

@@ -9,6 +9,7 @@ through :class:`~simple_a2a.cli.output.Output`; errors become exit codes in one 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,8 +18,7 @@ import click
 import httpx
 
 import simple_a2a
-from simple_a2a.client import Client, ClientError
-from simple_a2a.protocol.errors import A2AError
+from simple_a2a.client import Client
 from simple_a2a.protocol.models import Message, Task, TaskState
 from simple_a2a.protocol.requests import (
     ListTaskPushNotificationConfigsResponse,
@@ -28,7 +28,6 @@ from simple_a2a.protocol.requests import (
 
 from .errors import ExitCode, describe, exit_code_for, outcome_code
 from .output import Output, StreamView
-from .serve import CardOptions, build_server, load_object
 
 __all__ = ["cli", "main"]
 
@@ -64,13 +63,18 @@ pass_settings = click.make_pass_decorator(Settings)
 
 
 class A2AGroup(click.Group):
-    """A group that turns client errors (and Ctrl-C) into one red line and an exit code."""
+    """A group that turns every error (and Ctrl-C) into one red line and an exit code;
+    ``SIMPLE_A2A_DEBUG=1`` also prints the traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (A2AError, ClientError, KeyboardInterrupt) as exc:
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except (Exception, KeyboardInterrupt) as exc:
             out = ctx.obj.out if isinstance(ctx.obj, Settings) else Output()
+            if os.environ.get("SIMPLE_A2A_DEBUG"):
+                out.stderr.print_exception()
             out.error(describe(exc))
             ctx.exit(exit_code_for(exc))
 
@@ -386,6 +390,8 @@ def serve(
 
     Example: simple-a2a serve my_agent:echo --port 9292
     """
+    from .serve import CardOptions, build_server, load_object  # the server, only when serving
+
     options = CardOptions(name, description, agent_version, store)
     app = build_server(load_object(target), options)
     base = f"http://{host}:{port}"

@@ -131,8 +131,11 @@ class Output:
         """Print a result: rendered for people, or ``wire`` (default: ``value``) as JSON; a
         list without ``wire`` is one JSON object per line."""
         if self.json_mode:
-            for item in value if wire is None and isinstance(value, list) else [wire or value]:
-                self.json(item)
+            if wire is None and isinstance(value, list):
+                for item in value:
+                    self.json(item)
+            else:
+                self.json(wire if wire is not None else value)
         else:
             self.console.print(self.render(value))
 
@@ -203,7 +206,10 @@ class Output:
         if task.status.message is not None:
             table.add_row("message", parts_text(task.status.message.parts))
         items: list[RenderableType] = [table]
+        status_id = task.status.message.message_id if task.status.message else None
         for message in task.history:
+            if message.message_id == status_id:
+                continue  # shown as the status message
             role = message.role.value.removeprefix("ROLE_").lower()
             items.append(Text.assemble((f"{role}: ", "dim"), parts_text(message.parts)))
         items += [self._artifact(a) for a in task.artifacts]
