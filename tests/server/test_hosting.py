@@ -54,14 +54,14 @@ async def test_rest_prefix_and_explicit_interfaces(serve: Any) -> None:
         r = await client.post("/api/message:send", json={"message": user("hi")})
         assert r.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
         assert (await client.post("/message:send", json={"message": user("hi")})).status_code == 404
-    explicit = make_card().model_copy(
-        update={
-            "supported_interfaces": [
+    explicit = AgentCard.from_dict(
+        {
+            **make_card().to_dict(),
+            "supportedInterfaces": [
                 {"url": "https://agents.example/a", "protocolBinding": "JSONRPC"}
-            ]
+            ],
         }
     )
-    explicit = AgentCard.from_dict(explicit.model_dump(by_alias=True))
     url = serve(server(explicit, TestAgent()).app)
     async with httpx.AsyncClient(base_url=url) as client:
         card = (await client.get(CARD_PATHS[0])).json()
