@@ -80,8 +80,10 @@ class AsyncClient:
     Options:
 
     - ``headers``: sent with every request; ``bearer_token``: ``Authorization: Bearer ...``;
-      ``api_key``: sent in ``api_key_header`` (default: the header named by the card's API-key
-      security scheme, else ``X-API-Key``); ``auth``: any ``httpx.Auth``;
+      ``api_key``: sent in ``api_key_header`` if given, else where the card's API-key security
+      scheme says (header, query parameter or cookie, by name), else ``X-API-Key``; ``auth``:
+      any ``httpx.Auth``; a refusal is an ``AuthenticationError`` whose ``schemes`` and
+      ``challenges`` come from the 401's ``WWW-Authenticate``;
     - ``http_client`` (an ``httpx.AsyncClient``, not closed by us) or ``transport`` (an
       ``httpx.AsyncBaseTransport``, e.g. ``httpx.MockTransport`` or ``httpx.ASGITransport``);
     - ``timeout``: default per-call timeout in seconds (every method also takes ``timeout=``);
@@ -202,23 +204,35 @@ class AsyncClient:
 
     def _make_transport(self, card: AgentCard, interface: AgentInterface) -> Transport:
         headers = dict(self._headers)
+        query: dict[str, str] = {}
         if self._api_key is not None:
-            headers[self._api_key_header or self._api_key_header_from(card)] = self._api_key
+            location, name = self._api_key_place(card)
+            if location == "query":
+                query[name] = self._api_key
+            elif location == "cookie":
+                cookies = [c for c in (headers.get("Cookie"), f"{name}={self._api_key}") if c]
+                headers["Cookie"] = "; ".join(cookies)
+            else:
+                headers[name] = self._api_key
         cls = TRANSPORTS[interface.protocol_binding.upper()]
         return cls(
             self._http,
             interface.url,
             version=".".join(interface.protocol_version.split(".")[:2]),
             headers=headers,
+            query=query,
         )
 
-    @staticmethod
-    def _api_key_header_from(card: AgentCard) -> str:
+    def _api_key_place(self, card: AgentCard) -> tuple[str, str]:
+        """Where the API key goes: ``api_key_header`` if given, else where the card's
+        APIKeySecurityScheme says (header, query or cookie), else the ``X-API-Key`` header."""
+        if self._api_key_header is not None:
+            return "header", self._api_key_header
         for scheme in card.security_schemes.values():
             key = scheme.api_key_security_scheme
-            if key is not None and key.location.lower() == "header":
-                return key.name
-        return "X-API-Key"
+            if key is not None and key.location.lower() in ("header", "query", "cookie"):
+                return key.location.lower(), key.name
+        return "header", "X-API-Key"
 
     async def agent_card(self) -> AgentCard:
         """The agent's public card (fetched, verified and negotiated on first use)."""

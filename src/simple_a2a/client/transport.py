@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -85,6 +86,22 @@ def with_status(err: A2AError, status_code: int) -> A2AError:
     return err
 
 
+_SCHEME_PARAM = re.compile(r'scheme="([^"]+)"')
+
+
+def challenged(err: A2AError, response: httpx.Response) -> A2AError:
+    """On a 401, attach the ``WWW-Authenticate`` challenges (``err.challenges``) and the
+    schemes they name (``err.schemes``: the card's scheme names when the agent says them,
+    else the auth-schemes such as ``Bearer``)."""
+    if response.status_code == 401:
+        challenges = response.headers.get_list("www-authenticate")
+        err.challenges = challenges  # type: ignore[attr-defined]
+        err.schemes = [  # type: ignore[attr-defined]
+            m.group(1) if (m := _SCHEME_PARAM.search(c)) else c.split(" ")[0] for c in challenges
+        ]
+    return err
+
+
 def invalid(message: str, status_code: int = 200) -> A2AError:
     return with_status(InvalidAgentResponseError(message), status_code)
 
@@ -114,11 +131,18 @@ class Transport:
         *,
         version: str = "1.0",
         headers: Mapping[str, str] | None = None,
+        query: Mapping[str, str] | None = None,
     ) -> None:
         self.http = http
         self.url = url.rstrip("/")
         self.version = version
         self.headers = {"A2A-Version": version, **dict(headers or {})}
+        self.query = dict(query or {})  #: credentials the card puts in the query (an API key)
+
+    def _with_query(self, request: httpx.Request) -> httpx.Request:
+        if self.query:
+            request.url = request.url.copy_merge_params(self.query)
+        return request
 
     @property
     def is_v03(self) -> bool:
@@ -163,14 +187,17 @@ class Transport:
     ) -> AsyncIterator[SSEEvent]:
         """Send a streaming request and decode its SSE events (both bindings)."""
         try:
-            response = await self.http.send(request, stream=True)
+            response = await self.http.send(self._with_query(request), stream=True)
         except httpx.HTTPError as exc:
             raise map_httpx_error(exc) from exc
         try:
             ctype = response.headers.get("content-type", "").partition(";")[0].strip()
             if ctype != "text/event-stream":
                 body = _decode(await response.aread(), response.status_code)
-                self._raise_for_body(operation, body, response.status_code)
+                try:
+                    self._raise_for_body(operation, body, response.status_code)
+                except A2AError as err:
+                    raise challenged(err, response) from None
                 raise invalid(
                     f"{operation}: expected an event stream, got {ctype or 'no content type'}",
                     response.status_code,
@@ -247,11 +274,15 @@ class JSONRPCTransport(Transport):
     ) -> dict[str, Any]:
         req = self._build(operation, request, timeout, {"Accept": "application/json"})
         try:
-            response = await self.http.send(req)
+            response = await self.http.send(self._with_query(req))
         except httpx.HTTPError as exc:
             raise map_httpx_error(exc) from exc
         body = _decode(response.content, response.status_code)
-        return self._from_wire(operation, self._unwrap(operation, body, response.status_code))
+        try:
+            result = self._unwrap(operation, body, response.status_code)
+        except A2AError as err:
+            raise challenged(err, response) from None
+        return self._from_wire(operation, result)
 
     def stream(
         self,
@@ -336,12 +367,13 @@ class RESTTransport(Transport):
     ) -> dict[str, Any]:
         req = self._build(operation, request, timeout, {"Accept": "application/json"})
         try:
-            response = await self.http.send(req)
+            response = await self.http.send(self._with_query(req))
         except httpx.HTTPError as exc:
             raise map_httpx_error(exc) from exc
         body = _decode(response.content, response.status_code)
         if response.status_code >= 300:
-            raise with_status(error_from_rest(body, response.status_code), response.status_code)
+            err = with_status(error_from_rest(body, response.status_code), response.status_code)
+            raise challenged(err, response)
         return self._from_wire(operation, body)
 
     def stream(
