@@ -313,9 +313,10 @@ def test_no_agent_at_the_url_exits_3(url: str) -> None:
     assert_one_error_line(result, "DiscoveryError")
 
 
-def test_authentication(guarded: tuple[str, RequireBearer]) -> None:
+@pytest.mark.parametrize("command", ["send", "stream"])
+def test_authentication(guarded: tuple[str, RequireBearer], command: str) -> None:
     base, app = guarded
-    refused = run("send", base, "hi")
+    refused = run(command, base, "hi")
     assert refused.exit_code == ExitCode.AUTH == 5
     assert_one_error_line(refused, "AuthenticationError")
     ok = run("--token", "secret", "-H", "X-Trace: 42", "send", base, "hi")
@@ -353,6 +354,18 @@ def test_timeout_exits_4(url: str) -> None:
     result = run("--timeout", "0.3", "send", url, "slow")
     assert result.exit_code == 4
     assert_one_error_line(result, "ClientTimeoutError")
+
+
+def test_a_bug_is_one_line_and_exit_70(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("oops")
+
+    monkeypatch.setattr(simple_a2a, "client", broken)
+    result = run("card", "http://127.0.0.1:1")
+    assert result.exit_code == ExitCode.INTERNAL == 70
+    assert_one_error_line(result, "internal error")
+    monkeypatch.setenv("SIMPLE_A2A_DEBUG", "1")
+    assert "Traceback" in run("card", "http://127.0.0.1:1").stderr
 
 
 def test_version() -> None:

@@ -337,7 +337,5 @@ class StreamView:
             else "message"
         )
         line = f"── {what} · {self.events} event(s) · {elapsed:.2f} s"
-        if task is not None and task.is_interrupted:
-            line += f" · continue with --task-id {task.id} --context-id {task.context_id}"
         if not self.out.json_mode:
             self.out.console.print(Text(line, style="dim"))
