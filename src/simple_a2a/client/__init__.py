@@ -18,8 +18,12 @@ from .errors import (
     SyncClientInAsyncContextError,
     TransportError,
 )
+from .grpc import GRPCTransport, grpc_available
 from .streams import ReconnectPolicy, RetryPolicy, TaskAccumulator, afold, fold
-from .transport import JSONRPCTransport, RESTTransport, SSEEvent, Transport
+from .transport import TRANSPORTS, JSONRPCTransport, RESTTransport, SSEEvent, Transport
+
+if grpc_available():  # the 'grpc' extra makes GRPC interfaces usable (docs/grpc.md)
+    TRANSPORTS[GRPCTransport.binding] = GRPCTransport
 
 __all__ = [
     "AsyncClient",
@@ -33,6 +37,7 @@ __all__ = [
     "ConnectTimeoutError",
     "Content",
     "DiscoveryError",
+    "GRPCTransport",
     "JSONRPCTransport",
     "NegotiationError",
     "RESTTransport",

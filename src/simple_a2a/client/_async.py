@@ -150,6 +150,8 @@ class AsyncClient:
 
     async def aclose(self) -> None:
         """Close the HTTP client (unless it was given to us)."""
+        if self._transport is not None:
+            await self._transport.aclose()
         if self._owns_http:
             await self._http.aclose()
 

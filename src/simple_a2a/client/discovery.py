@@ -173,9 +173,13 @@ def select_interface(
         offered = ", ".join(
             f"{i.protocol_binding} {i.protocol_version}" for i in card.supported_interfaces
         )
+        hint = ""
+        if "GRPC" in wanted and "GRPC" not in TRANSPORTS:
+            hint = "; gRPC needs the 'grpc' extra: pip install 'simple-a2a[grpc]'"
         raise NegotiationError(
             f"{card.name!r} offers no interface this client speaks "
             f"(offered: {offered or 'none'}; accepted: {', '.join(known)} with A2A 1.x or 0.3)"
+            + hint
         )
     if card_url is not None and not urlsplit(chosen.url).scheme:
         chosen = chosen.model_copy(update={"url": urljoin(card_url, chosen.url)})

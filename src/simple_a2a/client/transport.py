@@ -171,6 +171,9 @@ class Transport:
         """Send one unary operation; return its 1.0 result dict."""
         raise NotImplementedError
 
+    async def aclose(self) -> None:
+        """Release what the transport holds besides the shared HTTP client (a gRPC channel)."""
+
     def stream(
         self,
         operation: str,

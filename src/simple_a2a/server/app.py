@@ -29,7 +29,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..auth import AuthLike, AuthMiddleware, as_policy
-from ..protocol.card import HTTP_JSON, JSONRPC, AgentCapabilities, AgentCard, AgentInterface
+from ..protocol.card import GRPC, HTTP_JSON, JSONRPC, AgentCapabilities, AgentCard, AgentInterface
 from ..protocol.rest import MethodNotAllowedError
 from ..storage import Storage, open_storage
 from .context import Caller
@@ -80,6 +80,7 @@ class A2AServer:
         push: PushSettings | None = None,
         retention: timedelta | float | None = None,
         retention_interval: float = 60.0,
+        grpc_url: str | None = None,
     ) -> None:
         #: authentication and authorization (docs/auth.md): the card declares what is enforced
         self.auth = as_policy(auth) if auth is not None else None
@@ -111,6 +112,8 @@ class A2AServer:
         self.card_max_age = card_max_age
         self.jsonrpc_path = "/" + jsonrpc_path.strip("/")
         self.rest_prefix = ("/" + rest_prefix.strip("/")) if rest_prefix.strip("/") else ""
+        #: where the gRPC binding is served (docs/grpc.md): listed in the card's interfaces
+        self.grpc_url = grpc_url
         self._opened = False
         self._open_lock = asyncio.Lock()
         app: ASGIApp = self._build()
@@ -227,6 +230,15 @@ class A2AServer:
                         protocol_binding=HTTP_JSON,
                         protocol_version="1.0",
                     ),
+                    *(
+                        [
+                            AgentInterface(
+                                url=self.grpc_url, protocol_binding=GRPC, protocol_version="1.0"
+                            )
+                        ]
+                        if self.grpc_url
+                        else []
+                    ),
                 ]
             }
         )
@@ -254,6 +266,13 @@ class A2AServer:
         return Response(body, media_type=JSON, headers=headers)
 
     # -- running --
+    async def grpc_server(self, port: int = 50051, host: str = "127.0.0.1", **options: Any) -> Any:
+        """Serve the gRPC binding too (the ``grpc`` extra): a started ``grpc.aio`` server that
+        shares this agent's handler; see :func:`simple_a2a.server.grpc.serve_grpc`."""
+        from .grpc import serve_grpc
+
+        return await serve_grpc(self, host, port, **options)
+
     def run(self, host: str = "127.0.0.1", port: int = 9292, **uvicorn_options: Any) -> None:
         """Serve with uvicorn until interrupted (blocks)."""
         import uvicorn

@@ -1,0 +1,179 @@
+"""The gRPC transport (spec §10): the client's :class:`Transport` contract over ``grpc.aio``.
+
+Chosen by :class:`~simple_a2a.AsyncClient` for an interface whose ``protocolBinding`` is
+``"GRPC"`` when the ``grpc`` extra is installed (``pip install 'simple-a2a[grpc]'``) and the
+``bindings`` preference allows it. Requests and results stay 1.0 ProtoJSON dicts above the
+transport; they become protobuf messages of ``a2a.proto`` on the wire.
+
+The interface URL is a gRPC target: ``host:port``, ``grpc://host:port`` or ``http://host:port``
+(plaintext), ``grpcs://host:port`` or ``https://host:port`` (TLS with the system roots).
+Headers become metadata (lowercase keys): ``a2a-version``, ``a2a-extensions``,
+``authorization``... Errors are rebuilt from the ``google.rpc.Status`` details (spec §10.6) into
+the typed :class:`~simple_a2a.protocol.errors.A2AError` (``status_code`` is the error's HTTP
+equivalent); ``UNAVAILABLE`` is a :class:`ConnectError`, ``DEADLINE_EXCEEDED`` a timeout.
+
+A gRPC stream carries no event ids, so a resumed stream starts again from the task's snapshot.
+Only A2A 1.0 (``lf.a2a.v1.A2AService``) is spoken over gRPC.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from simple_a2a.protocol.errors import A2AError
+
+from .errors import ClientTimeoutError, ConnectError, NegotiationError, TransportError
+from .transport import DEFAULT, SSEEvent, Transport, with_status
+
+if TYPE_CHECKING:
+    import grpc
+
+__all__ = ["GRPCTransport", "grpc_available"]
+
+INSTALL_HINT = "pip install 'simple-a2a[grpc]'"
+
+
+def grpc_available() -> bool:
+    """Whether the ``grpc`` extra is installed (checked without importing it)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("grpc", "google.protobuf"))
+
+
+def _grpc() -> Any:
+    """``grpc`` and the codec, imported on first use (importing simple_a2a never needs them)."""
+    try:
+        import grpc
+        from simple_a2a.protocol import grpc_codec
+    except ImportError as exc:
+        raise ImportError(f"the gRPC transport needs the 'grpc' extra: {INSTALL_HINT}") from exc
+    return grpc, grpc_codec
+
+
+#: HTTP headers that mean nothing (or are forbidden) as gRPC metadata.
+_NOT_METADATA = frozenset(
+    {"accept", "connection", "content-length", "content-type", "host", "te", "transfer-encoding"}
+)
+_SECURE = ("grpcs", "https")
+
+
+def _target(url: str) -> tuple[str, bool]:
+    """The gRPC target of an interface URL and whether it wants TLS."""
+    if "://" not in url:
+        return url, False
+    parts = urlsplit(url)
+    return parts.netloc, parts.scheme.lower() in _SECURE
+
+
+class GRPCTransport(Transport):
+    """gRPC (spec §10) to ``lf.a2a.v1.A2AService``; ``http`` only lends its default timeout."""
+
+    binding = "GRPC"
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        url: str,
+        *,
+        version: str = "1.0",
+        headers: Mapping[str, str] | None = None,
+        query: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(http, url, version=version, headers=headers, query=query)
+        if self.is_v03:
+            raise NegotiationError(
+                "A2A 0.3 over gRPC (a2a.v1.A2AService) is not supported; choose a JSONRPC or "
+                "HTTP+JSON interface (bindings=...)"
+            )
+        self._grpc, self._codec = _grpc()
+        self.target, self.secure = _target(url)
+        # gRPC has no query string: query credentials (an API key) travel as metadata too.
+        self.metadata = tuple(
+            (key.lower(), str(value))
+            for key, value in {**self.headers, **self.query}.items()
+            if key.lower() not in _NOT_METADATA
+        )
+        self._channel: grpc.aio.Channel | None = None
+        self._stub: Any = None
+
+    def _ensure_stub(self) -> Any:
+        if self._stub is None:
+            from simple_a2a.protocol._grpc import a2a_pb2_grpc
+
+            grpc = self._grpc
+            if self.secure:
+                credentials = grpc.ssl_channel_credentials()
+                self._channel = grpc.aio.secure_channel(self.target, credentials)
+            else:
+                self._channel = grpc.aio.insecure_channel(self.target)
+            self._stub = a2a_pb2_grpc.A2AServiceStub(self._channel)
+        return self._stub
+
+    async def aclose(self) -> None:
+        """Close the channel (the client does this on ``aclose()``)."""
+        if self._channel is not None:
+            channel, self._channel, self._stub = self._channel, None, None
+            await channel.close()
+
+    def _deadline(self, timeout: Any) -> float | None:
+        if timeout is DEFAULT:
+            timeout = self.http.timeout
+        if isinstance(timeout, httpx.Timeout):
+            timeout = timeout.read
+        return float(timeout) if timeout is not None else None
+
+    def _request(self, operation: str, request: dict[str, Any]) -> Any:
+        codec = self._codec
+        return codec.to_message(request, codec.message_types(operation)[0])
+
+    async def call(
+        self, operation: str, request: dict[str, Any], *, timeout: Any = DEFAULT
+    ) -> dict[str, Any]:
+        rpc = getattr(self._ensure_stub(), operation)
+        try:
+            reply = await rpc(
+                self._request(operation, request),
+                metadata=self.metadata,
+                timeout=self._deadline(timeout),
+            )
+        except self._grpc.aio.AioRpcError as exc:
+            raise self._map_error(exc) from exc
+        return self._from_wire(operation, self._codec.to_dict(reply))
+
+    async def stream(
+        self,
+        operation: str,
+        request: dict[str, Any],
+        *,
+        timeout: Any = DEFAULT,
+        last_event_id: str | None = None,
+    ) -> AsyncIterator[SSEEvent]:
+        """Stream events; ``timeout`` bounds the whole stream only when given as a number."""
+        rpc = getattr(self._ensure_stub(), operation)
+        deadline = float(timeout) if isinstance(timeout, (int, float)) else None
+        call = rpc(self._request(operation, request), metadata=self.metadata, timeout=deadline)
+        try:
+            async for reply in call:
+                data = self._from_wire(operation, self._codec.to_dict(reply))
+                yield SSEEvent("", data, fresh_id=False)
+        except self._grpc.aio.AioRpcError as exc:
+            raise self._map_error(exc) from exc
+        finally:
+            call.cancel()
+
+    def _map_error(self, exc: grpc.aio.AioRpcError) -> Exception:
+        """The client error or typed A2A error of a failed call."""
+        code = exc.code()
+        text = exc.details() or code.name
+        if code.name == "UNAVAILABLE":
+            return ConnectError(f"could not reach the agent over gRPC: {text}")
+        if code.name == "DEADLINE_EXCEEDED":
+            return ClientTimeoutError(f"timed out talking to the agent over gRPC: {text}")
+        if code.name == "CANCELLED":
+            return TransportError(f"the gRPC call was cancelled: {text}")
+        trailers = exc.trailing_metadata()
+        err: A2AError = self._codec.error_from_trailers(code.name, exc.details() or "", trailers)
+        return with_status(err, err.http_status)
