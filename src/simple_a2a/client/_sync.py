@@ -77,11 +77,27 @@ class _LoopThread:
             return cls._shared
 
     def run(self, coro: Coroutine[Any, Any, R]) -> R:
-        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        started = threading.Event()
+        finished = threading.Event()
+
+        async def tracked() -> R:
+            started.set()
+            try:
+                return await coro
+            finally:
+                finished.set()
+
+        future = asyncio.run_coroutine_threadsafe(tracked(), self.loop)
         try:
             return future.result()
         except BaseException:
-            future.cancel()  # KeyboardInterrupt and friends: stop the work on the loop too
+            # KeyboardInterrupt and friends: stop the work on the loop too, and let it unwind
+            # before returning, so that (e.g.) closing a stream does not find it still running.
+            future.cancel()
+            if started.is_set():
+                finished.wait(timeout=5)
+            else:
+                coro.close()
             raise
 
 
