@@ -40,7 +40,10 @@ INSTALL_HINT = "pip install 'simple-a2a[grpc]'"
 
 def grpc_available() -> bool:
     """Whether the ``grpc`` extra is installed (checked without importing it)."""
-    return all(importlib.util.find_spec(name) is not None for name in ("grpc", "google.protobuf"))
+    try:
+        return all(importlib.util.find_spec(n) is not None for n in ("grpc", "google.protobuf"))
+    except (ImportError, ValueError):  # a parent package missing, or a module blocked
+        return False
 
 
 def _grpc() -> Any:
