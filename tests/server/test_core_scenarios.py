@@ -264,18 +264,37 @@ class Echo(AgentExecutor):
         await ctx.complete(f"echo {ctx.text}")
 
 
+async def _raw_post(port: int, body: bytes) -> Any:
+    """One request on its own connection (httpx's pool degrades badly with 1,000 waiters, so
+    this test speaks HTTP/1.1 directly to load the server, not the client)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    head = (
+        b"POST / HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body)
+    )
+    writer.write(head + body)
+    await writer.drain()
+    data = await reader.read()
+    writer.close()
+    status_line, _, rest = data.partition(b"\r\n")
+    assert b" 200 " in status_line, status_line
+    return json.loads(rest.partition(b"\r\n\r\n")[2])
+
+
 async def test_thousand_concurrent_blocking_sends(serve: Any) -> None:
+    """1,000 blocking SendMessage calls in flight at once, each on its own connection."""
     url = serve(server(card(), Echo()).app)
-    limits = httpx.Limits(max_connections=100)
-    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as client:
-        results = await asyncio.gather(
-            *(call(client, "SendMessage", send_params(f"m{i}")) for i in range(1000))
-        )
-        listed = await call(client, "ListTasks", {"pageSize": 1})
+    port = int(url.rsplit(":", 1)[1])
+    bodies = [json.dumps(rpc("SendMessage", send_params(f"m{i}"), i)).encode() for i in range(1000)]
+    answers = await asyncio.gather(*(_raw_post(port, body) for body in bodies))
+    results = [answer["result"] for answer in answers]
+    assert [answer["id"] for answer in answers] == list(range(1000))
     assert {r["task"]["status"]["state"] for r in results} == {"TASK_STATE_COMPLETED"}
     assert {r["task"]["artifacts"][0]["parts"][0]["text"] for r in results} == {
         f"echo m{i}" for i in range(1000)
     }
+    async with httpx.AsyncClient(base_url=url) as client:
+        listed = await call(client, "ListTasks", {"pageSize": 1})
     assert listed["totalSize"] == 1000
 
 
