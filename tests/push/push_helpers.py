@@ -28,6 +28,23 @@ from simple_a2a.server.push import PushSettings, RetryPolicy
 FAST_RETRY = RetryPolicy(initial_delay=0.02, max_delay=0.2, max_attempts=100, jitter=0.5)
 
 
+def _root_conftest() -> Any:
+    """tests/conftest.py by path (its module name ``conftest`` is ambiguous in a full run)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "conftest.py"
+    spec = importlib.util.spec_from_file_location("_simple_a2a_tests_root_conftest", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: ``with serve_in_thread(app) as url:`` — a server that stops when the block ends.
+serve_in_thread = _root_conftest().serve_in_thread
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

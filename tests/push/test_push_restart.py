@@ -10,9 +10,17 @@ import time
 from typing import Any
 
 import pytest
-from push_helpers import Receiver, Steps, free_port, make_server, rpc, send, summary
+from push_helpers import (
+    Receiver,
+    Steps,
+    free_port,
+    make_server,
+    rpc,
+    send,
+    serve_in_thread,
+    summary,
+)
 
-from conftest import serve_in_thread
 from simple_a2a.storage.memory import MemoryStorage
 
 EXPECTED = [
