@@ -17,11 +17,12 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from simple_a2a import AgentCard, AgentSkill
+if TYPE_CHECKING:  # imported where used: the runner stays light (it only starts processes)
+    from simple_a2a import AgentCard, AgentSkill
 
 FAST = os.environ.get("A2A_DEMO_FAST", "") not in ("", "0")
 HOST = "127.0.0.1"
@@ -71,6 +72,8 @@ async def asleep(seconds: float, fast: float | None = None) -> None:
 
 
 def skill(skill_id: str, description: str, *examples: str) -> AgentSkill:
+    from simple_a2a import AgentSkill
+
     return AgentSkill(
         id=skill_id,
         name=skill_id.replace("_", " ").title(),
@@ -82,6 +85,8 @@ def skill(skill_id: str, description: str, *examples: str) -> AgentSkill:
 
 def card(name: str, description: str, *skills: AgentSkill, **fields: Any) -> AgentCard:
     """An Agent Card for a demo agent (the server fills in its URLs when it serves it)."""
+    from simple_a2a import AgentCard
+
     return AgentCard(
         name=name,
         description=description,
@@ -141,18 +146,21 @@ def title(text: str) -> None:
 # -- running a demo's server as a subprocess (the runner; demo 11 restarts its own) -----------
 
 
-def wait_until_up(base_url: str, timeout: float = 20.0, process: Any = None) -> None:
+def wait_until_up(base_url: str, timeout: float = 60.0, process: Any = None) -> None:
     """Poll the agent card until the server answers; a clear error after ``timeout``."""
     deadline = time.monotonic() + timeout
-    while True:
-        if process is not None and process.poll() is not None:
-            raise RuntimeError(f"the server exited with status {process.returncode}")
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(base_url + CARD_PATH, timeout=1.0).status_code == 200:
-                return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"the server did not answer at {base_url}{CARD_PATH} in {timeout}s")
-        time.sleep(0.05)
+    with httpx.Client(timeout=1.0) as http:
+        while True:
+            if process is not None and process.poll() is not None:
+                raise RuntimeError(f"the server exited with status {process.returncode}")
+            with contextlib.suppress(httpx.HTTPError):
+                if http.get(base_url + CARD_PATH).status_code == 200:
+                    return
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"the server did not answer at {base_url}{CARD_PATH} in {timeout:.0f}s"
+                )
+            time.sleep(0.05)
 
 
 def demo_env(port_number: int) -> dict[str, str]:
@@ -161,7 +169,7 @@ def demo_env(port_number: int) -> dict[str, str]:
 
 @contextlib.contextmanager
 def server_process(
-    demo: str, port_number: int, *args: str, probe: str = "", timeout: float = 20.0
+    demo: str, port_number: int, *args: str, probe: str = "", timeout: float = 60.0
 ) -> Iterator[subprocess.Popen[bytes]]:
     """Start ``examples/<demo>/server.py`` on ``port_number``, wait until it answers (at
     ``probe``: the path of one of its agents), stop it (gracefully: SIGINT) on exit."""
