@@ -2,6 +2,7 @@
 
 Starts the demo's server on a free port, waits until it answers, runs its client, stops the
 server, and exits with the client's status. No argument lists the demos; ``all`` runs them all.
+Options after the demo name go to the client (``03_llm_research --topic "..."``).
 Set ``A2A_DEMO_FAST=1`` for fast mode (what the test suite does).
 """
 
@@ -30,11 +31,13 @@ def demos() -> list[str]:
     return sorted(p.name for p in HERE.iterdir() if (p / "client.py").is_file())
 
 
-def describe(demo: str) -> str:
+def describe(demo: str, width: int = 76) -> str:
+    """The first paragraph of the demo's README, shortened to ``width``."""
     readme = HERE / demo / "README.md"
-    lines = readme.read_text().splitlines() if readme.is_file() else []
-    prose = [line for line in lines if line.strip() and not line.startswith("#")]
-    return prose[0] if prose else ""
+    text = readme.read_text() if readme.is_file() else ""
+    paragraph = next((p for p in text.split("\n\n") if p.strip() and p[0] != "#"), "")
+    line = " ".join(paragraph.replace("`", "").split())
+    return line if len(line) <= width else line[: width - 1].rsplit(" ", 1)[0] + " …"
 
 
 def resolve(name: str) -> str:
@@ -45,10 +48,11 @@ def resolve(name: str) -> str:
     return matches[0]
 
 
-def run(demo: str) -> int:
+def run(demo: str, client_args: list[str] | None = None) -> int:
     print(f"━━ {demo} ━━", flush=True)
     port = free_port()
     client = [sys.executable, "-m", f"examples.{demo}.client", "--port", str(port)]
+    client += client_args or []
     started = time.monotonic()
     try:
         if demo in SELF_HOSTED:
@@ -70,8 +74,10 @@ def main(argv: list[str]) -> int:
         for demo in demos():
             print(f"  {demo:<24} {describe(demo)}")
         return 0
-    chosen = demos() if argv == ["all"] else [resolve(name) for name in argv]
-    failed = [demo for demo in chosen if run(demo) != 0]
+    first_option = next((i for i, arg in enumerate(argv) if arg.startswith("--")), len(argv))
+    names, options = argv[:first_option], argv[first_option:]
+    chosen = demos() if names == ["all"] else [resolve(name) for name in names]
+    failed = [demo for demo in chosen if run(demo, options) != 0]
     if len(chosen) > 1:
         print("all demos passed" if not failed else f"failed: {', '.join(failed)}")
     return 1 if failed else 0
