@@ -175,7 +175,8 @@ async def test_jsonrpc_carries_the_interface_tenant() -> None:
 
 
 async def test_negotiation_prefers_1_0_and_the_given_bindings() -> None:
-    body = card(("JSONRPC", "0.3", "/v03"), ("GRPC", "1.0", "/grpc"), REST_10, JSONRPC_10)
+    # (GRPC after REST: with the grpc extra installed, GRPC is a binding the client speaks)
+    body = card(("JSONRPC", "0.3", "/v03"), REST_10, ("GRPC", "1.0", "/grpc"), JSONRPC_10)
     agent = Recorder(body, lambda r: httpx.Response(200, json=TASK))
     async with agent.client() as client:
         await client.get("t1")
