@@ -37,6 +37,7 @@ async def main() -> None:
                 two_steps_done.set()
 
     async def subscriber_2(agent: AsyncClient) -> None:
+        await agent.agent_card()  # discover the agent now, so joining later is quick
         task_id = await task_started
         await two_steps_done.wait()
         print("  [subscriber 2] joins with SubscribeToTask", flush=True)

@@ -13,7 +13,7 @@ class FiveSteps(AgentExecutor):
         await ctx.start()
         log_id = new_id()
         for step in range(1, STEPS + 1):
-            await asleep(1.0, fast=0.3)
+            await asleep(1.0, fast=0.4)
             await ctx.emit_status(f"step {step}/{STEPS}")
             line = Artifact.of(f"step {step} done\n", artifact_id=log_id, name="log")
             await ctx.emit_artifact(line, append=step > 1, last_chunk=step == STEPS)
