@@ -79,7 +79,7 @@ async def test_async_generator_streams_chunks_into_one_artifact() -> None:
     assert final is not None and final.status_update is not None
     assert final.status_update.status.state is TaskState.COMPLETED
     stored = await h.get_task(GetTaskRequest(id=chunks[0].task_id), CallContext())
-    assert stored.artifacts[0].text == "one \ntwo \nthree"
+    assert stored.artifacts[0].text == "one two three"  # appended text parts are joined
 
 
 async def test_returning_an_artifact_and_a_message() -> None:
@@ -249,3 +249,23 @@ async def test_shutdown_cancels_stuck_executions() -> None:
     await h.shutdown(grace=0.1)
     final = await h.get_task(GetTaskRequest(id=task.id), CallContext())
     assert final.status.state is TaskState.CANCELED
+
+
+async def test_follow_up_right_after_input_required_waits_for_the_turn_to_end() -> None:
+    """Spec §3.4: an interrupted task accepts the client's answer, even while the executor
+    that asked is still returning."""
+
+    async def ask(ctx: RequestContext) -> str | None:
+        if len(ctx.history) == 1:
+            await ctx.require_input("which size?")
+            await asyncio.sleep(0.3)
+            return None
+        return f"got {ctx.text}"
+
+    h = handler(ask)
+    first = await send(h, "pizza")
+    assert isinstance(first, Task) and first.status.state is TaskState.INPUT_REQUIRED
+    request = SendMessageRequest(message=Message.user("large", task_id=first.id))
+    second = (await h.send_message(request, CallContext())).payload
+    assert isinstance(second, Task) and second.status.state is TaskState.COMPLETED
+    assert second.text == "got large"

@@ -12,6 +12,7 @@ from .models import (
     TERMINAL_STATES,
     Artifact,
     Message,
+    Part,
     Task,
     TaskArtifactUpdateEvent,
     TaskState,
@@ -51,8 +52,26 @@ def apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> Task:
     return task.model_copy(update={"artifacts": artifacts})
 
 
+def _plain_text(part: Part) -> bool:
+    return part.text is not None and part.metadata is None and part.filename is None
+
+
 def _extend(existing: Artifact, chunk: Artifact) -> Artifact:
-    update: dict[str, object] = {"parts": [*existing.parts, *chunk.parts]}
+    """Append a chunk's content. Adjacent plain text parts of one media type are joined, so a
+    text streamed word by word is one text part in the task, not one part per word."""
+    parts = list(existing.parts)
+    for part in chunk.parts:
+        last = parts[-1] if parts else None
+        if (
+            last is not None
+            and _plain_text(last)
+            and _plain_text(part)
+            and last.media_type == part.media_type
+        ):
+            parts[-1] = last.model_copy(update={"text": f"{last.text}{part.text}"})
+        else:
+            parts.append(part)
+    update: dict[str, object] = {"parts": parts}
     if chunk.metadata:
         update["metadata"] = {**(existing.metadata or {}), **chunk.metadata}
     for name in ("name", "description"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -207,6 +208,10 @@ class RequestHandler:
         seq = 0
         if message.task_id:
             stored = await self._visible_task(message.task_id, call)
+            if stored.task.is_interrupted and stored.task.id in self._executions:
+                # The executor asked for input and is still returning: let that turn end.
+                await self._previous_turn(stored.task.id)
+                stored = await self._visible_task(message.task_id, call)
             task = stored.task
             if task.is_terminal:
                 raise e.UnsupportedOperationError(
@@ -265,6 +270,12 @@ class RequestHandler:
         runner = asyncio.create_task(self._run(ctx), name=f"a2a-task-{task.id}")
         self._executions[task.id] = _Execution(ctx, runner)
         return ctx, seq
+
+    async def _previous_turn(self, task_id: str, timeout: float = 5.0) -> None:
+        execution = self._executions.get(task_id)
+        if execution is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(execution.runner), timeout)
 
     async def _run(self, ctx: RequestContext) -> None:
         try:
