@@ -193,7 +193,7 @@ class TaskHandle:
         self, message: MessageLike | None = None, *, state: TaskState | None = None
     ) -> Awaitable[None]:
         """Publish a status update (default: ``working`` with a progress message)."""
-        return self._call(self._set_state(state or TaskState.WORKING, message))
+        return self._call(self._published(self._set_state(state or TaskState.WORKING, message)))
 
     def emit_artifact(
         self,
@@ -204,7 +204,9 @@ class TaskHandle:
     ) -> Awaitable[None]:
         """Publish an artifact (or a chunk of one: ``append=True`` extends the artifact with the
         same id). Emitted artifacts are recorded on the task."""
-        return self._call(self._artifact(_as_artifacts(artifact)[0], append, last_chunk))
+        return self._call(
+            self._published(self._artifact(_as_artifacts(artifact)[0], append, last_chunk))
+        )
 
     def reply(self, content: MessageLike) -> Awaitable[None]:
         """Answer with a direct message. Before the task exists this is the whole response (no
@@ -217,6 +219,13 @@ class TaskHandle:
             return coro
         asyncio.run_coroutine_threadsafe(coro, self._loop).result()
         return _DONE
+
+    @staticmethod
+    async def _published(recording: Coroutine[Any, Any, None]) -> None:
+        """Record, then let the event loop run once: an executor that emits in a tight loop
+        still lets its streams send each event as it happens (time to first event)."""
+        await recording
+        await asyncio.sleep(0)
 
     async def ensure_persisted(self) -> None:
         if not self._persisted:

@@ -33,7 +33,7 @@ from .http import (
     sse_error,
     sse_response,
 )
-from .tasks import StreamItem
+from .tasks import StreamItem, encode_event
 
 log = logging.getLogger("simple_a2a.server")
 
@@ -139,7 +139,7 @@ class JSONRPCBinding:
         def render(item: StreamItem) -> bytes:
             event: StreamResponse | None = item.event
             assert event is not None
-            return prefix + event.to_json() + b"}"
+            return prefix + encode_event(event) + b"}"
 
         return render
 

@@ -38,7 +38,7 @@ from .http import (
     service_headers,
     sse_response,
 )
-from .tasks import StreamItem
+from .tasks import StreamItem, encode_event
 
 log = logging.getLogger("simple_a2a.server")
 
@@ -120,7 +120,7 @@ def _renderer(op: Operation, call: CallContext) -> Any:
 
     def render(item: StreamItem) -> bytes:
         assert item.event is not None
-        return bytes(item.event.to_json())
+        return bytes(encode_event(item.event))
 
     return render
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
@@ -32,17 +33,64 @@ class StreamItem:
     event: StreamResponse | None
 
 
+_ENCODED: OrderedDict[int, tuple[StreamResponse, bytes]] = OrderedDict()
+
+
+def encode_event(event: StreamResponse) -> bytes:
+    """``event.to_json()``, remembered for the most recent events: a task's subscribers all
+    render the same logged event object, so a thousand of them encode it once."""
+    key = id(event)
+    hit = _ENCODED.get(key)
+    if hit is not None and hit[0] is event:
+        return hit[1]
+    data = event.to_json()
+    _ENCODED[key] = (event, data)  # holding the event keeps its id from being reused
+    if len(_ENCODED) > 256:
+        _ENCODED.popitem(last=False)
+    return data
+
+
+class _TaskLock:
+    """A per-task lock that leaves the table when its last user is done (no lock per task kept
+    forever)."""
+
+    __slots__ = ("_lock", "_table", "_task_id", "_users")
+
+    def __init__(self, table: dict[str, _TaskLock], task_id: str) -> None:
+        self._lock = asyncio.Lock()
+        self._table = table
+        self._task_id = task_id
+        self._users = 0
+
+    async def __aenter__(self) -> None:
+        self._users += 1
+        try:
+            await self._lock.acquire()
+        except BaseException:
+            self._leave()
+            raise
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._lock.release()
+        self._leave()
+
+    def _leave(self) -> None:
+        self._users -= 1
+        if not self._users and self._table.get(self._task_id) is self:
+            del self._table[self._task_id]
+
+
 class TaskManager:
     def __init__(self, storage: Storage, *, keepalive: float = 15.0) -> None:
         self.storage = storage
         self.keepalive = keepalive
         self.hooks: list[EventHook] = []
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[str, _TaskLock] = {}
 
-    def _lock(self, task_id: str) -> asyncio.Lock:
+    def _lock(self, task_id: str) -> _TaskLock:
         lock = self._locks.get(task_id)
         if lock is None:
-            lock = self._locks[task_id] = asyncio.Lock()
+            lock = self._locks[task_id] = _TaskLock(self._locks, task_id)
         return lock
 
     async def create(self, task: Task, *, owner: str | None) -> int:
@@ -117,10 +165,11 @@ class TaskManager:
                 yield StreamItem(item.seq, item.event)
                 if is_final_event(item.event):
                     return
-            if batch:
+            if len(batch) >= 500:
                 continue
-            snap = await self.snapshot(task_id)
-            if snap is None or (snap[0].is_final and snap[1] <= after):
-                return  # finished while we were away and everything was delivered
+            if not batch:
+                snap = await self.snapshot(task_id)
+                if snap is None or (snap[0].is_final and snap[1] <= after):
+                    return  # finished while we were away and everything was delivered
             if not await events.wait(task_id, after, self.keepalive):
                 yield StreamItem(None, None)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-from collections import deque
+import contextlib
+from bisect import bisect_left, insort
+from collections import Counter, OrderedDict, deque
 from datetime import datetime
 
 from ..protocol.models import Task, TaskPushNotificationConfig
+from ..protocol.reducer import is_final_event
 from ..protocol.requests import StreamResponse
-from ._common import order_key, utc_ms
+from ._common import order_key, to_micros, utc_ms
 from .base import (
     ANY_OWNER,
     ConcurrentUpdateError,
@@ -32,76 +35,177 @@ def sort_key(task: Task) -> tuple[datetime, str]:
     return order_key(task)
 
 
+def _ms(value: datetime | None) -> int:
+    """The order key's timestamp as integer milliseconds since the epoch (None: the epoch)."""
+    return to_micros(utc_ms(value)) // 1000
+
+
+# A stored task's row: (version, owner, context_id, state, key ms, JSON document or None).
+# Only atoms, so the garbage collector stops tracking rows: 100,000 stored tasks cost the
+# collector nothing, and a cold task costs its JSON text rather than a tree of models.
+_Row = tuple[int, "str | None", "str | None", str, int, "bytes | None"]
+
+
 class MemoryTaskStore(TaskStore):
-    def __init__(self) -> None:
-        self._tasks: dict[str, StoredTask] = {}
+    """Tasks in a dict, a sorted (key, id) index for ListTasks, and a hot set of models.
+
+    The ``hot`` most recently used tasks stay as models (reads and the writes of running tasks
+    cost no encoding); colder ones are kept as their JSON document and decoded on demand.
+    """
+
+    def __init__(self, hot: int = 1024) -> None:
+        self.hot = max(1, hot)
+        self._rows: dict[str, _Row] = {}
+        self._models: OrderedDict[str, Task] = OrderedDict()
+        self._order: builtins.list[tuple[int, str]] = []  # ascending; ListTasks walks backwards
+        self._per_owner: Counter[str | None] = Counter()
+
+    def _keep_hot(self, task_id: str, task: Task) -> None:
+        models = self._models
+        models[task_id] = task
+        models.move_to_end(task_id)
+        while len(models) > self.hot:
+            cold_id, cold = models.popitem(last=False)
+            row = self._rows.get(cold_id)
+            if row is not None and row[5] is None:
+                self._rows[cold_id] = (*row[:5], cold.to_json())
 
     async def create(self, task: Task, *, owner: str | None = None) -> int:
-        if task.id in self._tasks:
+        if task.id in self._rows:
             raise TaskExistsError(task.id)
-        self._tasks[task.id] = StoredTask(task, 1, owner)
+        key = _ms(task.status.timestamp)
+        self._rows[task.id] = (1, owner, task.context_id, task.status.state.value, key, None)
+        insort(self._order, (key, task.id))
+        self._per_owner[owner] += 1
+        self._keep_hot(task.id, task)
         return 1
 
+    def _task(self, task_id: str, row: _Row) -> Task:
+        task = self._models.get(task_id)
+        if task is None:
+            assert row[5] is not None
+            task = Task.model_validate_json(row[5])
+        self._keep_hot(task_id, task)
+        return task
+
     async def get(self, task_id: str) -> StoredTask | None:
-        return self._tasks.get(task_id)
+        row = self._rows.get(task_id)
+        if row is None:
+            return None
+        return StoredTask(self._task(task_id, row), row[0], row[1])
 
     async def update(self, task: Task, *, expected_version: int) -> int:
-        current = self._tasks.get(task.id)
+        current = self._rows.get(task.id)
         if current is None:
             raise KeyError(task.id)
-        if current.version != expected_version:
+        if current[0] != expected_version:
             raise ConcurrentUpdateError(
-                f"task {task.id} is at version {current.version}, not {expected_version}"
+                f"task {task.id} is at version {current[0]}, not {expected_version}"
             )
-        self._tasks[task.id] = StoredTask(task, expected_version + 1, current.owner)
-        return expected_version + 1
+        key = _ms(task.status.timestamp)
+        if key != current[4]:
+            self._unindex(current[4], task.id)
+            insort(self._order, (key, task.id))
+        version = expected_version + 1
+        self._rows[task.id] = (
+            version, current[1], task.context_id, task.status.state.value, key, None
+        )  # fmt: skip
+        self._keep_hot(task.id, task)
+        return version
+
+    def _unindex(self, key: int, task_id: str) -> None:
+        order = self._order
+        i = bisect_left(order, (key, task_id))
+        if i < len(order) and order[i] == (key, task_id):
+            del order[i]
 
     async def list(self, query: TaskQuery) -> TaskPage:
-        matches = [
-            stored
-            for stored in self._tasks.values()
-            if (query.owner is ANY_OWNER or stored.owner == query.owner)
-            and (query.context_id is None or stored.task.context_id == query.context_id)
-            and (query.state is None or stored.task.status.state == query.state)
-            and (
-                query.status_after is None
-                or (
-                    stored.task.status.timestamp is not None
-                    and utc_ms(stored.task.status.timestamp) > query.status_after
-                )
+        rows = self._rows
+        any_owner = query.owner is ANY_OWNER
+        context_id = query.context_id
+        state = query.state.value if query.state is not None else None
+        after_ms = _ms(query.status_after) if query.status_after is not None else None
+        filtered = context_id is not None or state is not None or after_ms is not None
+
+        def match(row: _Row) -> bool:
+            return (
+                (any_owner or row[1] == query.owner)
+                and (context_id is None or row[2] == context_id)
+                and (state is None or row[3] == state)
+                and (after_ms is None or row[4] > after_ms)
             )
-        ]
-        matches.sort(key=lambda s: sort_key(s.task), reverse=True)
-        total = len(matches)
+
+        order = self._order
         if query.after is not None:
-            position = (utc_ms(query.after[0]), query.after[1])
-            matches = [s for s in matches if sort_key(s.task) < position]
-        page = matches[: query.limit]
-        return TaskPage(page, total, len(matches) > query.limit)
+            end = bisect_left(order, (_ms(query.after[0]), query.after[1]))
+        else:
+            end = len(order)
+        page: builtins.list[str] = []
+        i = end - 1
+        while i >= 0 and len(page) <= query.limit:
+            task_id = order[i][1]
+            if match(rows[task_id]):
+                page.append(task_id)
+            i -= 1
+        if filtered:
+            total = sum(1 for row in rows.values() if match(row))
+        elif any_owner:
+            total = len(rows)
+        else:
+            total = self._per_owner.get(query.owner, 0)  # type: ignore[arg-type]
+        has_more = len(page) > query.limit
+        stored = []
+        for task_id in page[: query.limit]:
+            row = rows[task_id]
+            stored.append(StoredTask(self._task(task_id, row), row[0], row[1]))
+        return TaskPage(stored, total, has_more)
 
     async def delete(self, task_id: str) -> bool:
-        return self._tasks.pop(task_id, None) is not None
+        row = self._rows.pop(task_id, None)
+        if row is None:
+            return False
+        self._models.pop(task_id, None)
+        self._unindex(row[4], task_id)
+        self._per_owner[row[1]] -= 1
+        if not self._per_owner[row[1]]:
+            del self._per_owner[row[1]]
+        return True
 
 
 class _TaskEvents:
-    __slots__ = ("changed", "events", "last")
+    __slots__ = ("events", "last", "waiters")
 
     def __init__(self) -> None:
-        self.events: deque[LoggedEvent] = deque()
+        # Events as LoggedEvent, or as (seq, JSON) once the task finished and cooled down.
+        self.events: deque[LoggedEvent | tuple[int, bytes]] = deque()
         self.last = 0
-        self.changed = asyncio.Event()
+        self.waiters: builtins.list[asyncio.Future[bool]] | None = None  # set while someone waits
+
+
+def _time_out(waiter: asyncio.Future[bool]) -> None:
+    if not waiter.done():
+        waiter.set_result(False)
+
+
+def _decoded(item: LoggedEvent | tuple[int, bytes]) -> LoggedEvent:
+    if isinstance(item, LoggedEvent):
+        return item
+    return LoggedEvent(item[0], StreamResponse.model_validate_json(item[1]))
 
 
 class MemoryEventLog(EventLog):
     """Keeps the newest ``max_events_per_task`` events of each task.
 
-    Waiters share one :class:`asyncio.Event` per task, replaced on every append, so a thousand
-    subscribers cost one wake-up each and a slow one never blocks the writer.
+    Each append wakes the task's current waiters (a future each), so a thousand subscribers cost
+    one wake-up each and a slow one never blocks the writer. The logs of all but
+    the ``hot`` most recently finished tasks are kept as JSON (decoded when replayed).
     """
 
-    def __init__(self, max_events_per_task: int = 10_000) -> None:
+    def __init__(self, max_events_per_task: int = 10_000, hot: int = 1024) -> None:
         self.max_events_per_task = max_events_per_task
+        self.hot = max(1, hot)
         self._logs: dict[str, _TaskEvents] = {}
+        self._finished: deque[str] = deque()
 
     def _log(self, task_id: str) -> _TaskEvents:
         log = self._logs.get(task_id)
@@ -115,9 +219,24 @@ class MemoryEventLog(EventLog):
         log.events.append(LoggedEvent(log.last, event))
         if len(log.events) > self.max_events_per_task:
             log.events.popleft()
-        changed, log.changed = log.changed, asyncio.Event()
-        changed.set()
+        waiters, log.waiters = log.waiters, None
+        if waiters is not None:
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(True)
+        if is_final_event(event):
+            self._finished.append(task_id)
+            while len(self._finished) > self.hot:
+                self._compact(self._finished.popleft())
         return log.last
+
+    def _compact(self, task_id: str) -> None:
+        log = self._logs.get(task_id)
+        if log is None:
+            return
+        log.events = deque(
+            (e.seq, e.event.to_json()) if isinstance(e, LoggedEvent) else e for e in log.events
+        )
 
     async def read(self, task_id: str, after: int, limit: int | None = None) -> list[LoggedEvent]:
         log = self._logs.get(task_id)
@@ -125,8 +244,8 @@ class MemoryEventLog(EventLog):
             return []
         events = log.events
         start = max(0, len(events) - (log.last - after))
-        out = [events[i] for i in range(start, len(events))]
-        return out if limit is None else out[:limit]
+        stop = len(events) if limit is None else min(len(events), start + limit)
+        return [_decoded(events[i]) for i in range(start, stop)]
 
     async def last_seq(self, task_id: str) -> int:
         log = self._logs.get(task_id)
@@ -134,17 +253,31 @@ class MemoryEventLog(EventLog):
 
     async def first_seq(self, task_id: str) -> int:
         log = self._logs.get(task_id)
-        return log.events[0].seq if log and log.events else 0
+        if not log or not log.events:
+            return 0
+        first = log.events[0]
+        return first.seq if isinstance(first, LoggedEvent) else first[0]
 
     async def wait(self, task_id: str, after: int, timeout: float) -> bool:
         log = self._log(task_id)
         if log.last > after:
             return True
+        # One future and one timer per waiter (no task per wait as with asyncio.wait_for): a
+        # thousand subscribers of one task wake up cheaply on every event.
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[bool] = loop.create_future()
+        if log.waiters is None:
+            log.waiters = []
+        log.waiters.append(waiter)
+        timer = loop.call_later(timeout, _time_out, waiter)
         try:
-            await asyncio.wait_for(log.changed.wait(), timeout)
-        except asyncio.TimeoutError:
-            return log.last > after
-        return True
+            woken = await waiter
+        finally:
+            timer.cancel()
+            if (waiter.cancelled() or not waiter.result()) and log.waiters is not None:
+                with contextlib.suppress(ValueError):
+                    log.waiters.remove(waiter)  # timed out or gone: do not pile up
+        return woken or log.last > after
 
     async def delete(self, task_id: str) -> None:
         self._logs.pop(task_id, None)
