@@ -10,10 +10,14 @@ from .._common import Checks, state, title, url
 check = Checks()
 
 
+def steps_in(task: Task) -> int:
+    """Steps done: lines of the log artifact (appended chunks join into one text)."""
+    return len(task.artifacts[0].text.splitlines()) if task.artifacts else 0
+
+
 def describe(event: object) -> str:
     if isinstance(event, Task):
-        steps = event.artifacts[0].parts if event.artifacts else []
-        return f"snapshot: {state(event)}, {len(steps)} step(s) so far"
+        return f"snapshot: {state(event)}, {steps_in(event)} step(s) so far"
     if isinstance(event, TaskStatusUpdateEvent):
         message = event.status.message.text if event.status.message else ""
         return f"status {state(event.status.state)}: {message}"
@@ -54,7 +58,7 @@ async def main() -> None:
     snapshot = second[0] if second else None
     check(isinstance(snapshot, Task), "subscriber 2's first event is the Task snapshot")
     assert isinstance(snapshot, Task)
-    done_before = len(snapshot.artifacts[0].parts) if snapshot.artifacts else 0
+    done_before = steps_in(snapshot)
     check(2 <= done_before < 5, f"the snapshot holds the {done_before} steps done so far")
     live = second[1:]
     check(

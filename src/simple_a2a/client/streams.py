@@ -22,12 +22,12 @@ from typing import Any
 from simple_a2a.protocol.errors import A2AError
 from simple_a2a.protocol.models import (
     FINAL_STATES,
-    Artifact,
     Message,
     Task,
     TaskArtifactUpdateEvent,
     TaskStatusUpdateEvent,
 )
+from simple_a2a.protocol.reducer import apply_artifact, apply_message, apply_status
 from simple_a2a.protocol.requests import StreamEvent, StreamResponse
 
 from .errors import StreamInterruptedError, TransportError
@@ -154,6 +154,8 @@ class TaskAccumulator:
         return self.task if self.task is not None else self.message
 
     def apply(self, event: StreamEvent | StreamResponse) -> Task | Message | None:
+        """Fold one event in, with the same reducer the server uses (so a folded stream equals
+        what GetTask returns), minus the state-machine checks: a client takes what it gets."""
         if isinstance(event, StreamResponse):
             event = event.payload
         if isinstance(event, Task):
@@ -162,37 +164,15 @@ class TaskAccumulator:
             if self.task is None:
                 self.message = event
             else:
-                self.task = self.task.model_copy(update={"history": [*self.task.history, event]})
+                self.task = apply_message(self.task, event)
         elif isinstance(event, TaskStatusUpdateEvent):
             task = self.task or Task(
                 id=event.task_id, context_id=event.context_id, status=event.status
             )
-            history = task.history
-            msg = event.status.message
-            if msg is not None and all(m.message_id != msg.message_id for m in history):
-                history = [*history, msg]
-            self.task = task.model_copy(update={"status": event.status, "history": history})
+            self.task = apply_status(task, event.status, check=False)
         elif isinstance(event, TaskArtifactUpdateEvent) and self.task is not None:
-            self.task = self.task.model_copy(
-                update={"artifacts": _merge(self.task.artifacts, event)}
-            )
+            self.task = apply_artifact(self.task, event, check=False)
         return self.result
-
-
-def _merge(artifacts: list[Artifact], event: TaskArtifactUpdateEvent) -> list[Artifact]:
-    incoming = event.artifact
-    out = list(artifacts)
-    for index, existing in enumerate(out):
-        if existing.artifact_id == incoming.artifact_id:
-            if event.append:
-                out[index] = existing.model_copy(
-                    update={"parts": [*existing.parts, *incoming.parts]}
-                )
-            else:
-                out[index] = incoming
-            return out
-    out.append(incoming)
-    return out
 
 
 def fold(events: Iterable[StreamEvent | StreamResponse]) -> Task | Message | None:

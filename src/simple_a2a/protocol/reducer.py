@@ -23,9 +23,12 @@ from .requests import StreamResponse
 from .states import InvalidTransitionError, check_transition
 
 
-def apply_status(task: Task, status: TaskStatus) -> Task:
-    """The task after a status change; the status message (an agent turn) joins the history."""
-    check_transition(task.status.state, status.state)
+def apply_status(task: Task, status: TaskStatus, *, check: bool = True) -> Task:
+    """The task after a status change; the status message (an agent turn) joins the history.
+
+    ``check=False`` skips the state machine (a client folding what a server sent)."""
+    if check:
+        check_transition(task.status.state, status.state)
     history = task.history
     if status.message is not None and not any(
         m.message_id == status.message.message_id for m in history[-1:]
@@ -34,9 +37,9 @@ def apply_status(task: Task, status: TaskStatus) -> Task:
     return task.model_copy(update={"status": status, "history": history})
 
 
-def apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> Task:
+def apply_artifact(task: Task, event: TaskArtifactUpdateEvent, *, check: bool = True) -> Task:
     """Add, replace or extend (``append``) the artifact with the event's artifact id."""
-    if task.status.state in TERMINAL_STATES:
+    if check and task.status.state in TERMINAL_STATES:
         raise InvalidTransitionError(task.status.state, TaskState.WORKING)
     incoming = event.artifact
     artifacts = list(task.artifacts)
@@ -85,13 +88,13 @@ def apply_message(task: Task, message: Message) -> Task:
     return task.model_copy(update={"history": [*task.history, message]})
 
 
-def apply_event(task: Task, event: StreamResponse) -> Task:
+def apply_event(task: Task, event: StreamResponse, *, check: bool = True) -> Task:
     """The task after one stream event (a Task event replaces the snapshot)."""
     payload = event.payload
     if isinstance(payload, TaskStatusUpdateEvent):
-        return apply_status(task, payload.status)
+        return apply_status(task, payload.status, check=check)
     if isinstance(payload, TaskArtifactUpdateEvent):
-        return apply_artifact(task, payload)
+        return apply_artifact(task, payload, check=check)
     if isinstance(payload, Message):
         return apply_message(task, payload)
     return payload
