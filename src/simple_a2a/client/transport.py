@@ -231,7 +231,30 @@ class Transport:
         raise NotImplementedError
 
 
-class JSONRPCTransport(Transport):
+class HTTPTransport(Transport):
+    """The HTTP bindings (JSON-RPC, HTTP+JSON): streams are SSE responses to a request that
+    each binding builds its own way (:meth:`_build`)."""
+
+    def _build(
+        self, operation: str, request: dict[str, Any], timeout: Any, extra: dict[str, str]
+    ) -> httpx.Request:
+        raise NotImplementedError
+
+    def stream(
+        self,
+        operation: str,
+        request: dict[str, Any],
+        *,
+        timeout: Any = DEFAULT,
+        last_event_id: str | None = None,
+    ) -> AsyncIterator[SSEEvent]:
+        extra = {"Accept": "text/event-stream", "Cache-Control": "no-store"}
+        if last_event_id:
+            extra["Last-Event-ID"] = last_event_id
+        return self._events(operation, self._build(operation, request, timeout, extra), timeout)
+
+
+class JSONRPCTransport(HTTPTransport):
     """JSON-RPC 2.0 over HTTP POST (spec §9); streams are SSE of JSON-RPC responses."""
 
     binding = "JSONRPC"
@@ -287,19 +310,6 @@ class JSONRPCTransport(Transport):
             raise challenged(err, response) from None
         return self._from_wire(operation, result)
 
-    def stream(
-        self,
-        operation: str,
-        request: dict[str, Any],
-        *,
-        timeout: Any = DEFAULT,
-        last_event_id: str | None = None,
-    ) -> AsyncIterator[SSEEvent]:
-        extra = {"Accept": "text/event-stream", "Cache-Control": "no-store"}
-        if last_event_id:
-            extra["Last-Event-ID"] = last_event_id
-        return self._events(operation, self._build(operation, request, timeout, extra), timeout)
-
     def _raise_for_body(self, operation: str, body: Any, status: int) -> None:
         self._unwrap(operation, body, status)
 
@@ -307,7 +317,7 @@ class JSONRPCTransport(Transport):
         return self._from_wire(operation, self._unwrap(operation, payload, 200))
 
 
-class RESTTransport(Transport):
+class RESTTransport(HTTPTransport):
     """HTTP+JSON (spec §11): routes from the OPERATIONS table, camelCase query parameters."""
 
     binding = "HTTP+JSON"
@@ -378,19 +388,6 @@ class RESTTransport(Transport):
             err = with_status(error_from_rest(body, response.status_code), response.status_code)
             raise challenged(err, response)
         return self._from_wire(operation, body)
-
-    def stream(
-        self,
-        operation: str,
-        request: dict[str, Any],
-        *,
-        timeout: Any = DEFAULT,
-        last_event_id: str | None = None,
-    ) -> AsyncIterator[SSEEvent]:
-        extra = {"Accept": "text/event-stream", "Cache-Control": "no-store"}
-        if last_event_id:
-            extra["Last-Event-ID"] = last_event_id
-        return self._events(operation, self._build(operation, request, timeout, extra), timeout)
 
     def _event_result(self, operation: str, payload: Any) -> dict[str, Any]:
         if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
