@@ -111,6 +111,9 @@ def _split(value: str | None) -> list[str]:
     return [item.strip() for item in (value or "").split(",") if item.strip()]
 
 
+_VERSION_KEY = VERSION_HEADER.lower()  # ASGI header names arrive lower-cased
+
+
 def call_context(
     request: Request,
     card: AgentCard,
@@ -124,11 +127,16 @@ def call_context(
     if failure is not None:
         raise failure
     CURRENT_REQUEST.set(request)
-    requested = request.headers.get(VERSION_HEADER) or request.query_params.get(VERSION_HEADER)
+    headers = dict(request.headers)  # once: Starlette's Headers.get scans the raw list each time
+    requested = headers.get(_VERSION_KEY) or request.query_params.get(VERSION_HEADER)
     version = negotiate(requested, is_v03_name=is_v03_name)
-    extensions = _split(request.headers.get("a2a-extensions")) + _split(
-        request.headers.get("x-a2a-extensions")
-    )
+    extensions = [
+        uri
+        for name in ("a2a-extensions", "x-a2a-extensions")
+        if name in headers
+        for value in request.headers.getlist(name)  # repeated headers combine (RFC 9110 §5.3)
+        for uri in _split(value)
+    ]
     declared = {x.uri for x in card.capabilities.extensions if x.uri}
     missing = [uri for uri in card.required_extensions if uri not in extensions]
     if missing:
@@ -143,7 +151,7 @@ def call_context(
         tenant=tenant,
         extensions=extensions,
         version=version,
-        headers=dict(request.headers),
+        headers=headers,
         activated_extensions=[uri for uri in extensions if uri in declared],
     )
 
