@@ -1,12 +1,13 @@
-"""The push outbox contract (storage.base.PushCursorStore), reusable by every backend:
-call ``check_push_cursor_store(store)`` from a backend's tests."""
+"""The push outbox contract (storage.base.PushCursorStore), run against every backend that has
+one (``new_storage`` in conftest.py: memory, SQLite, PostgreSQL). ``check_push_cursor_store``
+is reusable for any other ``PushCursorStore``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timezone
 
-from simple_a2a.storage.base import PushCursor, PushCursorStore
-from simple_a2a.storage.memory import MemoryPushCursorStore, MemoryStorage
+from simple_a2a.storage import PushCursor, PushCursorStore, Storage
 
 
 async def check_push_cursor_store(store: PushCursorStore) -> None:
@@ -29,6 +30,30 @@ async def check_push_cursor_store(store: PushCursorStore) -> None:
     assert [c.config_id for c in await store.list("t1")] == ["c2"]
 
 
-async def test_memory_push_cursor_store() -> None:
-    await check_push_cursor_store(MemoryPushCursorStore())
-    assert isinstance(MemoryStorage().push_cursors, MemoryPushCursorStore)
+async def test_push_cursor_store(new_storage: Callable[[], Storage]) -> None:
+    storage = new_storage()
+    await storage.open()
+    try:
+        assert storage.push_cursors is not None
+        await check_push_cursor_store(storage.push_cursors)
+    finally:
+        await storage.close()
+
+
+async def test_push_cursors_survive_reopen(new_storage: Callable[[], Storage]) -> None:
+    when = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=timezone.utc)
+    kept = PushCursor("t1", "c1", 3, "active", 2, "ConnectError: refused", when)
+    storage = new_storage()
+    await storage.open()
+    try:
+        assert storage.push_cursors is not None
+        await storage.push_cursors.put(kept)
+    finally:
+        await storage.close()
+    reopened = new_storage()
+    await reopened.open()
+    try:
+        assert reopened.push_cursors is not None
+        assert await reopened.push_cursors.pending() == [kept]
+    finally:
+        await reopened.close()

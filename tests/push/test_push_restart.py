@@ -1,15 +1,16 @@
 """Deliveries survive a restart: the outbox (push cursors) lives in the storage.
 
-Server 1 runs a task while the webhook is down, then stops; server 2 opens the same storage,
-resumes the pending cursor and delivers every event, in order, once the webhook is up.
+Server 1 runs a task while the webhook is down, then stops with every notification pending;
+server 2 opens the same storage (``new_storage``: memory, SQLite, PostgreSQL), resumes the
+pending cursor and delivers every event, in order, none lost, once the webhook is up.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from typing import Any
+from collections.abc import Callable
 
-import pytest
 from push_helpers import (
     Receiver,
     Steps,
@@ -21,7 +22,7 @@ from push_helpers import (
     summary,
 )
 
-from simple_a2a.storage.memory import MemoryStorage
+from simple_a2a.storage import PushCursor, Storage
 
 EXPECTED = [
     "task:TASK_STATE_SUBMITTED",
@@ -32,24 +33,20 @@ EXPECTED = [
 ]
 
 
-def _storage(backend: str, tmp_path: Any) -> Any:
-    if backend == "memory":  # one storage object shared by both servers: a stand-in database
-        return lambda: shared
-    sqlite = pytest.importorskip("simple_a2a.storage.sqlite")
-    if sqlite.SQLiteStorage(tmp_path / "probe.db").push_cursors is None:
-        pytest.skip(
-            "SQLiteStorage has no push outbox yet (Storage.push_cursors is None): implement "
-            "storage.base.PushCursorStore for SQLite to enable this test"
-        )
-    return lambda: sqlite.SQLiteStorage(tmp_path / "tasks.db")
+def _pending(new_storage: Callable[[], Storage]) -> list[PushCursor]:
+    async def read() -> list[PushCursor]:
+        storage = new_storage()
+        await storage.open()
+        try:
+            assert storage.push_cursors is not None
+            return await storage.push_cursors.pending()
+        finally:
+            await storage.close()
+
+    return asyncio.run(read())
 
 
-shared = MemoryStorage()
-
-
-@pytest.mark.parametrize("backend", ["memory", "sqlite"])
-def test_pending_deliveries_resume_after_restart(serve, tmp_path, backend) -> None:  # type: ignore[no-untyped-def]
-    new_storage = _storage(backend, tmp_path)
+def test_pending_deliveries_resume_after_restart(serve, new_storage) -> None:  # type: ignore[no-untyped-def]
     port = free_port()
     hook = f"http://127.0.0.1:{port}/hook"
     executor = Steps(n=2)
@@ -62,7 +59,11 @@ def test_pending_deliveries_resume_after_restart(serve, tmp_path, backend) -> No
         ):
             assert time.monotonic() < deadline
             time.sleep(0.05)
-    # server 1 is gone; nothing was delivered. Server 2 on the same storage, webhook up:
+    # Server 1 is gone with the whole backlog pending: nothing delivered, the cursor active.
+    [cursor] = _pending(new_storage)
+    assert (cursor.task_id, cursor.config_id) == (task["id"], "cfg")
+    assert cursor.delivered_seq == 0 and cursor.state == "active"
+    # Server 2 on the same storage, webhook up:
     receiver = Receiver()
     serve(receiver.app, port=port)
     serve(make_server(Steps(), storage=new_storage()).app)

@@ -1,4 +1,5 @@
-"""Retention (issue #7): terminal tasks older than the TTL go, with events and push configs."""
+"""Retention (issue #7): terminal tasks older than the TTL go, with events, push configs and
+push cursors."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from simple_a2a.protocol import (
 )
 from simple_a2a.protocol.requests import StreamResponse
 from simple_a2a.server.retention import RetentionSweeper
-from simple_a2a.storage import Storage, open_storage
+from simple_a2a.storage import PushCursor, Storage, open_storage
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -48,6 +49,8 @@ async def test_sweep_deletes_only_old_terminal_tasks(storage: Storage) -> None:
         await storage.push_configs.put(
             TaskPushNotificationConfig(id="p", task_id=t.id, url="https://example.com/hook")
         )
+        assert storage.push_cursors is not None
+        await storage.push_cursors.put(PushCursor(t.id, "p", 1, "done"))
     sweeper = RetentionSweeper(storage, ttl=2 * day)
     assert await sweeper.sweep_once(now=NOW) == 2
     remaining = {t.id for t in tasks if await storage.tasks.get(t.id) is not None}
@@ -55,6 +58,9 @@ async def test_sweep_deletes_only_old_terminal_tasks(storage: Storage) -> None:
     assert await storage.events.last_seq("old-done") == 0
     assert await storage.push_configs.list("old-done") == []
     assert len(await storage.push_configs.list("new-done")) == 1
+    assert storage.push_cursors is not None
+    assert await storage.push_cursors.list("old-done") == []
+    assert len(await storage.push_cursors.list("new-done")) == 1
     assert await sweeper.sweep_once(now=NOW) == 0
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from simple_a2a.storage import Storage, StorageError, TaskQuery, open_storage
+from simple_a2a.storage import PushCursor, Storage, StorageError, TaskQuery, open_storage
 from simple_a2a.storage.postgres import PostgresStorage, migrations
 
 from .conformance import StorageConformance, StorageFactory, make_task, status_event
@@ -125,8 +125,34 @@ async def test_schema_version_and_indexes(schema: str) -> None:
         page = await store.tasks.list(TaskQuery(limit=5, state=make_task("x").status.state))
         assert page.total == 400 and len(page.tasks) == 5 and page.has_more
         async with store._db.pool.acquire() as conn:
-            await conn.execute(f'UPDATE "{schema}".schema_version SET version = 99')
+            await conn.execute(f'INSERT INTO "{schema}".schema_version (version) VALUES (99)')
     finally:
         await store.close()
     with pytest.raises(StorageError, match="newer"):
         await PostgresStorage(DSN, schema=schema).open()
+
+
+async def test_a_version_1_schema_is_migrated_to_the_push_outbox(schema: str) -> None:
+    conn = await asyncpg.connect(DSN)
+    try:
+        await conn.execute(f'CREATE SCHEMA "{schema}"')
+        await conn.execute(
+            f'CREATE TABLE "{schema}".schema_version (version integer PRIMARY KEY,'
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for statement in migrations(f'"{schema}"')[0]:
+            await conn.execute(statement)
+        await conn.execute(f'INSERT INTO "{schema}".schema_version (version) VALUES (1)')
+    finally:
+        await conn.close()
+    store = PostgresStorage(DSN, schema=schema)
+    await store.open()
+    try:
+        assert store.push_cursors is not None
+        await store.push_cursors.put(PushCursor("t1", "c1", 2))
+        assert await store.push_cursors.pending() == [PushCursor("t1", "c1", 2)]
+        async with store._db.pool.acquire() as conn:
+            version = await conn.fetchval(f'SELECT max(version) FROM "{schema}".schema_version')
+        assert version == len(migrations('"x"'))
+    finally:
+        await store.close()

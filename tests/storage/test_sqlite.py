@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from simple_a2a.storage import Storage, StorageError, TaskQuery, open_storage
+from simple_a2a.storage import PushCursor, Storage, StorageError, TaskQuery, open_storage
 from simple_a2a.storage.sqlite import MIGRATIONS, SQLiteStorage
 
 from .conformance import StorageConformance, StorageFactory, make_task, status_event
@@ -168,3 +168,35 @@ def test_kill_nine_loses_no_committed_write(tmp_path: Path) -> None:
             await store.close()
 
     asyncio.run(check())
+
+
+async def test_a_version_1_file_is_migrated_to_the_push_outbox(tmp_path: Path) -> None:
+    path = tmp_path / "v1.db"
+    conn = sqlite3.connect(path)
+    for statement in MIGRATIONS[0]:
+        conn.execute(statement)
+    conn.execute("INSERT INTO tasks VALUES ('t1', NULL, 'TASK_STATE_WORKING', 0, NULL, 1, '{}')")
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    store = SQLiteStorage(path)
+    await store.open()
+    try:
+        assert store.push_cursors is not None
+        await store.push_cursors.put(PushCursor("t1", "c1", 2))
+        assert await store.push_cursors.pending() == [PushCursor("t1", "c1", 2)]
+    finally:
+        await store.close()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 1
+        plan = str(
+            conn.execute(
+                "EXPLAIN QUERY PLAN SELECT * FROM push_cursors WHERE state = "
+                "'active' ORDER BY task_id, config_id"
+            ).fetchall()
+        )
+        assert "push_cursors_pending" in plan, plan
+    finally:
+        conn.close()

@@ -1,8 +1,9 @@
-"""Retention: forget terminal tasks (with their events and push configs) after a time-to-live.
+"""Retention: forget terminal tasks (events, push configs and cursors too) after a time-to-live.
 
 The default is to keep everything (``retention=None``). With a TTL, a background sweep deletes
-every task that reached a terminal state more than TTL ago — its snapshot, its event log and its
-webhook configurations. Interrupted and active tasks are never swept.
+every task that reached a terminal state more than TTL ago — its snapshot, its event log, its
+webhook configurations and their delivery cursors (the push outbox, when the storage has one).
+Interrupted and active tasks are never swept.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class RetentionSweeper:
         """Delete every terminal task older than the TTL; return how many were deleted."""
         cutoff = (now or datetime.now(timezone.utc)) - self.ttl
         deleted = 0
+        cursors = self.storage.push_cursors
         for state in TERMINAL_STATES:
             while True:
                 # Keyset position (cutoff, "") selects exactly the tasks with timestamp < cutoff.
@@ -43,6 +45,9 @@ class RetentionSweeper:
                     for config in await self.storage.push_configs.list(task_id):
                         if config.id:
                             await self.storage.push_configs.delete(task_id, config.id)
+                    if cursors is not None:
+                        for cursor in await cursors.list(task_id):
+                            await cursors.delete(task_id, cursor.config_id)
                     await self.storage.events.delete(task_id)
                     if await self.storage.tasks.delete(task_id):
                         deleted += 1

@@ -21,7 +21,16 @@ from typing import Any
 
 from ..protocol.models import Task, TaskPushNotificationConfig, TaskState
 from ..protocol.requests import StreamResponse
-from .base import ANY_OWNER, LoggedEvent, StoredTask, TaskPage, TaskQuery
+from .base import (
+    ANY_OWNER,
+    LoggedEvent,
+    PushCursor,
+    PushCursorState,
+    StorageError,
+    StoredTask,
+    TaskPage,
+    TaskQuery,
+)
 
 log = logging.getLogger("simple_a2a.storage")
 
@@ -55,6 +64,11 @@ def order_key(task: Task) -> tuple[datetime, str]:
 def to_micros(value: datetime) -> int:
     """Microseconds since the epoch, exactly (for an INTEGER timestamp column); naive is UTC."""
     return (as_utc(value) - EPOCH) // _US
+
+
+def from_micros(value: int) -> datetime:
+    """The inverse of :func:`to_micros`: an aware UTC datetime."""
+    return EPOCH + int(value) * _US
 
 
 # --- rows -------------------------------------------------------------------------------------
@@ -102,6 +116,81 @@ def push_doc(config: TaskPushNotificationConfig) -> tuple[str, str, str]:
 
 def push_config(doc: str | bytes) -> TaskPushNotificationConfig:
     return TaskPushNotificationConfig.from_json(doc)
+
+
+# --- push cursors (the push outbox) ------------------------------------------------------------
+
+CURSOR_STATES: frozenset[str] = frozenset(("active", "suspended", "done"))
+_CURSOR_COLUMNS = "task_id, config_id, delivered_seq, state, failures, last_error, updated_at"
+_CURSOR_UPDATED = ("delivered_seq", "state", "failures", "last_error", "updated_at")
+
+
+@dataclass(frozen=True)
+class CursorSQL:
+    """The statements of a :class:`~.base.PushCursorStore` over a ``push_cursors`` table keyed
+    by ``(task_id, config_id)``. ``pending`` names the state as a literal so a partial index
+    ``WHERE state = 'active'`` serves it (SQLite matches partial indexes textually)."""
+
+    get: str
+    put: str
+    list: str
+    pending: str
+    delete: str
+
+
+def cursor_sql(table: str, *, numbered: bool) -> CursorSQL:
+    def ph(n: int) -> str:
+        return f"${n}" if numbered else "?"
+
+    select = f"SELECT {_CURSOR_COLUMNS} FROM {table}"
+    key = f"task_id = {ph(1)} AND config_id = {ph(2)}"
+    values = ", ".join(ph(n) for n in range(1, 8))
+    updates = ", ".join(f"{c} = excluded.{c}" for c in _CURSOR_UPDATED)
+    return CursorSQL(
+        get=f"{select} WHERE {key}",
+        put=(
+            f"INSERT INTO {table} ({_CURSOR_COLUMNS}) VALUES ({values})"
+            f" ON CONFLICT (task_id, config_id) DO UPDATE SET {updates}"
+        ),
+        list=f"{select} WHERE task_id = {ph(1)} ORDER BY config_id",
+        pending=f"{select} WHERE state = 'active' ORDER BY task_id, config_id",
+        delete=f"DELETE FROM {table} WHERE {key}",
+    )
+
+
+def cursor_row(cursor: PushCursor, ts: Callable[[datetime], Any]) -> tuple[Any, ...]:
+    """The bound values of :attr:`CursorSQL.put`; ``ts`` converts ``updated_at`` for the column."""
+    if not cursor.task_id or not cursor.config_id:
+        raise ValueError("a stored push cursor needs task_id and config_id")
+    if cursor.state not in CURSOR_STATES:
+        raise ValueError(f"unknown push cursor state {cursor.state!r}")
+    updated = None if cursor.updated_at is None else ts(cursor.updated_at)
+    return (
+        cursor.task_id,
+        cursor.config_id,
+        cursor.delivered_seq,
+        cursor.state,
+        cursor.failures,
+        cursor.last_error,
+        updated,
+    )
+
+
+def push_cursor(row: Sequence[Any], ts: Callable[[Any], datetime]) -> PushCursor:
+    """A cursor from a row of :attr:`CursorSQL.get` (``ts`` reads the ``updated_at`` column)."""
+    task_id, config_id, delivered_seq, state, failures, last_error, updated = row
+    if state not in CURSOR_STATES:
+        raise StorageError(f"push cursor {task_id}/{config_id} has unknown state {state!r}")
+    checked: PushCursorState = state
+    return PushCursor(
+        task_id,
+        config_id,
+        None if delivered_seq is None else int(delivered_seq),
+        checked,
+        int(failures),
+        last_error,
+        None if updated is None else ts(updated),
+    )
 
 
 # --- ListTasks as SQL -------------------------------------------------------------------------
@@ -239,8 +328,14 @@ class ChangeNotifier:
                     self._ensure_poller()
                 else:
                     remaining = min(remaining, self.poll_interval)
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(slot.event.wait(), remaining)
+                # Not asyncio.wait_for: on Python < 3.12 it swallows a cancellation that arrives
+                # as the event is set (the poller's first notify_all), and the caller would then
+                # wait out its whole timeout instead of being cancelled.
+                woken = asyncio.ensure_future(slot.event.wait())
+                try:
+                    await asyncio.wait((woken,), timeout=remaining)
+                finally:
+                    woken.cancel()
             finally:
                 slot.waiters -= 1
                 if slot.waiters == 0 and self._slots.get(task_id) is slot:

@@ -198,6 +198,11 @@ class PushCursorStore(abc.ABC):
     from ``delivered_seq``; delivery is at least once (a crash between the POST and :meth:`put`
     repeats one notification). One dispatcher per storage is assumed; several replicas would
     need a lease on a cursor (not part of this contract yet).
+
+    Cursors are rows of their own: deleting a push config (:class:`PushConfigStore`) or a task
+    does not delete them in the store. Their owners do: the dispatcher deletes a config's cursor
+    when the config is deleted (and drops a cursor whose config it finds gone), the retention
+    sweep deletes the cursors of the tasks it sweeps.
     """
 
     @abc.abstractmethod

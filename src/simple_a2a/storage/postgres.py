@@ -19,6 +19,8 @@ Layout. Everything lives in one schema (``schema=``, default ``a2a``), created i
   counter row (row-locked until commit, so concurrent appenders, in any process, get 1, 2, 3 ..
   without gaps or duplicates), inserts the event and ``pg_notify``-s the task id.
 - ``push_configs``: ``(task_id, id)`` primary key.
+- ``push_cursors`` (migration 2): the push outbox, one row per ``(task_id, config_id)``; a
+  partial index on the ``active`` rows serves the restart scan (``pending()``).
 - ``schema_version``: the migrations applied; :func:`migrations` is the ordered list, applied at
   ``open()`` under a transaction-scoped advisory lock, so replicas starting together migrate once.
 
@@ -43,10 +45,13 @@ from ._common import (
     ACTIVE_STATES,
     ChangeNotifier,
     as_utc,
+    cursor_row,
+    cursor_sql,
     event_doc,
     list_sql,
     logged_event,
     push_config,
+    push_cursor,
     push_doc,
     stored_task,
     task_page,
@@ -57,6 +62,8 @@ from .base import (
     EventLog,
     LoggedEvent,
     PushConfigStore,
+    PushCursor,
+    PushCursorStore,
     Storage,
     StorageError,
     StoredTask,
@@ -104,6 +111,19 @@ def migrations(s: str) -> tuple[tuple[str, ...], ...]:
                 n bigint GENERATED ALWAYS AS IDENTITY,
                 doc json NOT NULL,
                 PRIMARY KEY (task_id, id))""",
+        ),
+        (  # 2: the push outbox (one delivery cursor per task and webhook config)
+            f"""CREATE TABLE {s}.push_cursors (
+                task_id text NOT NULL,
+                config_id text NOT NULL,
+                delivered_seq bigint,
+                state text NOT NULL CHECK (state IN ('active', 'suspended', 'done')),
+                failures integer NOT NULL,
+                last_error text,
+                updated_at timestamptz,
+                PRIMARY KEY (task_id, config_id))""",
+            f"CREATE INDEX push_cursors_pending ON {s}.push_cursors (task_id, config_id)"
+            " WHERE state = 'active'",
         ),
     )
 
@@ -387,8 +407,34 @@ class PostgresPushConfigStore(PushConfigStore):
         return bool(status != "DELETE 0")
 
 
+class PostgresPushCursorStore(PushCursorStore):
+    def __init__(self, db: _Database) -> None:
+        self._db = db
+        self._sql = cursor_sql(f"{db.s}.push_cursors", numbered=True)
+
+    async def get(self, task_id: str, config_id: str) -> PushCursor | None:
+        row = await self._db.pool.fetchrow(self._sql.get, task_id, config_id)
+        return None if row is None else push_cursor(row, as_utc)
+
+    async def put(self, cursor: PushCursor) -> None:
+        await self._db.pool.execute(self._sql.put, *cursor_row(cursor, as_utc))
+
+    async def list(self, task_id: str) -> builtins.list[PushCursor]:
+        rows = await self._db.pool.fetch(self._sql.list, task_id)
+        return [push_cursor(row, as_utc) for row in rows]
+
+    async def pending(self) -> builtins.list[PushCursor]:
+        rows = await self._db.pool.fetch(self._sql.pending)
+        return [push_cursor(row, as_utc) for row in rows]
+
+    async def delete(self, task_id: str, config_id: str) -> bool:
+        status = await self._db.pool.execute(self._sql.delete, task_id, config_id)
+        return bool(status != "DELETE 0")
+
+
 class PostgresStorage(Storage):
-    """Tasks, events and push configs in one PostgreSQL schema (see the module docstring).
+    """Tasks, events, push configs and the push outbox in one PostgreSQL schema (see the
+    module docstring).
 
     ``dsn`` is an asyncpg DSN (``postgresql://user:pw@host:5432/db``); ``pool_options`` go to
     ``asyncpg.create_pool`` (``min_size``, ``max_size``, ...). ``max_events_per_task`` trims each
@@ -412,6 +458,7 @@ class PostgresStorage(Storage):
         self.tasks = PostgresTaskStore(self._db)
         self.events = PostgresEventLog(self._db, self._notifier, max_events_per_task)
         self.push_configs = PostgresPushConfigStore(self._db)
+        self.push_cursors: PushCursorStore | None = PostgresPushCursorStore(self._db)
 
     @property
     def schema(self) -> str:

@@ -22,7 +22,8 @@ same new file migrate it once). A file from a newer library version is refused.
 
 Tasks are one row each: indexed columns (state, context, owner, status timestamp in µs since the
 epoch, id) plus the exact ``Task.to_json()`` text. Events are their own table keyed by
-``(task_id, seq)``: appending an event never rewrites the task.
+``(task_id, seq)``: appending an event never rewrites the task. ``push_cursors`` (migration 2)
+is the push outbox: one row per (task, webhook config), so pending deliveries survive a restart.
 
 ``wait()`` wakes at once for appends made through this object, and polls ``PRAGMA
 data_version`` (one cheap probe for all waiters, every ``poll_interval`` seconds, default 0.2 s,
@@ -45,10 +46,14 @@ from ..protocol.requests import StreamResponse
 from ._common import (
     ACTIVE_STATES,
     ChangeNotifier,
+    cursor_row,
+    cursor_sql,
     event_doc,
+    from_micros,
     list_sql,
     logged_event,
     push_config,
+    push_cursor,
     push_doc,
     stored_task,
     task_page,
@@ -60,6 +65,8 @@ from .base import (
     EventLog,
     LoggedEvent,
     PushConfigStore,
+    PushCursor,
+    PushCursorStore,
     Storage,
     StorageError,
     StoredTask,
@@ -97,6 +104,19 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             id TEXT NOT NULL,
             doc TEXT NOT NULL,
             PRIMARY KEY (task_id, id))""",
+    ),
+    (  # 2: the push outbox (one delivery cursor per task and webhook config)
+        """CREATE TABLE push_cursors (
+            task_id TEXT NOT NULL,
+            config_id TEXT NOT NULL,
+            delivered_seq INTEGER,
+            state TEXT NOT NULL CHECK (state IN ('active', 'suspended', 'done')),
+            failures INTEGER NOT NULL,
+            last_error TEXT,
+            updated_at INTEGER,
+            PRIMARY KEY (task_id, config_id))""",
+        "CREATE INDEX push_cursors_pending ON push_cursors (task_id, config_id)"
+        " WHERE state = 'active'",
     ),
 )
 
@@ -414,8 +434,49 @@ class SQLitePushConfigStore(PushConfigStore):
         return await self._db.write(run)
 
 
+class SQLitePushCursorStore(PushCursorStore):
+    """The push outbox; ``updated_at`` is stored as µs since the epoch, like task timestamps."""
+
+    def __init__(self, db: _Database) -> None:
+        self._db = db
+        self._sql = cursor_sql("push_cursors", numbered=False)
+
+    async def get(self, task_id: str, config_id: str) -> PushCursor | None:
+        def run(conn: Conn) -> Any:
+            return conn.execute(self._sql.get, (task_id, config_id)).fetchone()
+
+        found = await self._db.read(run)
+        return None if found is None else push_cursor(found, from_micros)
+
+    async def put(self, cursor: PushCursor) -> None:
+        row = cursor_row(cursor, to_micros)
+
+        def run(conn: Conn) -> None:
+            conn.execute(self._sql.put, row)
+
+        await self._db.write(run)
+
+    async def _select(self, sql: str, *args: Any) -> builtins.list[PushCursor]:
+        def run(conn: Conn) -> builtins.list[Any]:
+            return conn.execute(sql, args).fetchall()
+
+        return [push_cursor(row, from_micros) for row in await self._db.read(run)]
+
+    async def list(self, task_id: str) -> builtins.list[PushCursor]:
+        return await self._select(self._sql.list, task_id)
+
+    async def pending(self) -> builtins.list[PushCursor]:
+        return await self._select(self._sql.pending)
+
+    async def delete(self, task_id: str, config_id: str) -> bool:
+        def run(conn: Conn) -> bool:
+            return conn.execute(self._sql.delete, (task_id, config_id)).rowcount > 0
+
+        return await self._db.write(run)
+
+
 class SQLiteStorage(Storage):
-    """Tasks, events and push configs in one SQLite file (see the module docstring).
+    """Tasks, events, push configs and the push outbox in one SQLite file (module docstring).
 
     ``max_events_per_task`` trims each task's log to its newest events (None keeps all);
     ``poll_interval`` is how often waiters look for commits made by other processes.
@@ -442,6 +503,7 @@ class SQLiteStorage(Storage):
         self.tasks = SQLiteTaskStore(self._db)
         self.events = SQLiteEventLog(self._db, self._notifier, max_events_per_task)
         self.push_configs = SQLitePushConfigStore(self._db)
+        self.push_cursors: PushCursorStore | None = SQLitePushCursorStore(self._db)
 
     async def open(self) -> None:
         await self._db.open()
