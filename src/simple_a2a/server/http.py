@@ -18,6 +18,7 @@ from ..auth.caller import scope_caller, scope_failure
 from ..protocol import errors as e
 from ..protocol import sse
 from ..protocol.card import AgentCard
+from ..protocol.extensions import activate_extensions
 from ..protocol.operations import Operation
 from ..protocol.versions import HEADER as VERSION_HEADER
 from ..protocol.versions import negotiate
@@ -137,22 +138,14 @@ def call_context(
         for value in request.headers.getlist(name)  # repeated headers combine (RFC 9110 §5.3)
         for uri in _split(value)
     ]
-    declared = {x.uri for x in card.capabilities.extensions if x.uri}
-    missing = [uri for uri in card.required_extensions if uri not in extensions]
-    if missing:
-        raise e.ExtensionSupportRequiredError(
-            "this agent requires the extension(s) "
-            + ", ".join(missing)
-            + "; declare them in the A2A-Extensions header",
-            metadata={"extensions": ",".join(missing)},
-        )
+    activated = activate_extensions(card, extensions, carrier="A2A-Extensions header")
     return CallContext(
         caller=scope_caller(request.scope),
         tenant=tenant,
         extensions=extensions,
         version=version,
         headers=headers,
-        activated_extensions=[uri for uri in extensions if uri in declared],
+        activated_extensions=activated,
     )
 
 
