@@ -18,7 +18,7 @@ from ..auth.caller import scope_caller, scope_failure
 from ..protocol import errors as e
 from ..protocol import sse
 from ..protocol.card import AgentCard
-from ..protocol.extensions import activate_extensions
+from ..protocol.extensions import activate_extensions, split_list
 from ..protocol.operations import Operation
 from ..protocol.versions import HEADER as VERSION_HEADER
 from ..protocol.versions import negotiate
@@ -108,10 +108,6 @@ def check_content_type(request: Request) -> None:
         )
 
 
-def _split(value: str | None) -> list[str]:
-    return [item.strip() for item in (value or "").split(",") if item.strip()]
-
-
 _VERSION_KEY = VERSION_HEADER.lower()  # ASGI header names arrive lower-cased
 
 
@@ -136,7 +132,7 @@ def call_context(
         for name in ("a2a-extensions", "x-a2a-extensions")
         if name in headers
         for value in request.headers.getlist(name)  # repeated headers combine (RFC 9110 §5.3)
-        for uri in _split(value)
+        for uri in split_list(value)
     ]
     activated = activate_extensions(card, extensions, carrier="A2A-Extensions header")
     return CallContext(
