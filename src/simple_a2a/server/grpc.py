@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import errors as e
+from ..protocol.extensions import activate_extensions, split_list
 from ..protocol.grpc_codec import (
     EXTENSIONS_KEY,
     INSTALL_HINT,
@@ -56,10 +57,6 @@ log = logging.getLogger("simple_a2a.server")
 
 #: ``grpc.aio.ServicerContext`` (grpcio ships no type information)
 Context = Any
-
-
-def _split(value: str | None) -> list[str]:
-    return [item.strip() for item in (value or "").split(",") if item.strip()]
 
 
 async def _abort(context: Context, err: e.A2AError) -> None:
@@ -96,23 +93,16 @@ class A2AServicer:
                 "lf.a2a.v1.A2AService (A2A 1.0)",
                 metadata={"supportedVersions": "1.0"},
             )
-        extensions = _split(headers.get(EXTENSIONS_KEY))
-        card = self.handler.card
-        missing = [uri for uri in card.required_extensions if uri not in extensions]
-        if missing:
-            raise e.ExtensionSupportRequiredError(
-                "this agent requires the extension(s) "
-                + ", ".join(missing)
-                + "; declare them in the a2a-extensions metadata",
-                metadata={"extensions": ",".join(missing)},
-            )
-        declared = {x.uri for x in card.capabilities.extensions if x.uri}
+        extensions = split_list(headers.get(EXTENSIONS_KEY))
+        activated = activate_extensions(
+            self.handler.card, extensions, carrier="a2a-extensions metadata"
+        )
         return CallContext(
             caller=await self._authenticate(headers),
             extensions=extensions,
             version=version,
             headers=headers,
-            activated_extensions=[uri for uri in extensions if uri in declared],
+            activated_extensions=activated,
         )
 
     async def _authenticate(self, headers: dict[str, str]) -> Caller | None:
