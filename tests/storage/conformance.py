@@ -43,6 +43,8 @@ from simple_a2a.storage import (
     TaskQuery,
 )
 
+from .conformance_changes import IncrementalUpdateConformance
+
 StorageFactory = Callable[..., Storage]
 
 UTC = timezone.utc
@@ -142,7 +144,7 @@ def ids(stored: list[StoredTask]) -> list[str]:
     return [s.task.id for s in stored]
 
 
-class StorageConformance:
+class StorageConformance(IncrementalUpdateConformance):
     """Subclass it, set ``durable``, and provide the ``make_storage`` fixture."""
 
     durable: ClassVar[bool] = False

@@ -156,3 +156,135 @@ async def test_a_version_1_schema_is_migrated_to_the_push_outbox(schema: str) ->
         assert version == len(migrations('"x"'))
     finally:
         await store.close()
+
+
+async def _writes_log(conn: Any, s: str) -> None:
+    """Triggers logging every row write of a task: the core row (``doc`` when the document is
+    in the SET list), and each artifact and history row by position."""
+    await conn.execute(f"CREATE TABLE {s}.writes (n serial, tbl text, op text, pos int)")
+    await conn.execute(
+        f"CREATE FUNCTION {s}.log_core() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        f" INSERT INTO {s}.writes (tbl, op) VALUES ('tasks', TG_ARGV[0]); RETURN NULL; END $$"
+    )
+    await conn.execute(
+        f"CREATE FUNCTION {s}.log_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        f" INSERT INTO {s}.writes (tbl, op, pos) VALUES (TG_TABLE_NAME, TG_OP, NEW.position);"
+        " RETURN NULL; END $$"
+    )
+    await conn.execute(
+        f"CREATE TRIGGER w_doc AFTER UPDATE OF doc ON {s}.tasks"
+        f" FOR EACH ROW EXECUTE FUNCTION {s}.log_core('doc')"
+    )
+    await conn.execute(
+        f"CREATE TRIGGER w_core AFTER UPDATE ON {s}.tasks"
+        f" FOR EACH ROW EXECUTE FUNCTION {s}.log_core('row')"
+    )
+    for table in ("task_artifacts", "task_history"):
+        await conn.execute(
+            f"CREATE TRIGGER w_rows AFTER INSERT OR UPDATE ON {s}.{table}"
+            f" FOR EACH ROW EXECUTE FUNCTION {s}.log_row()"
+        )
+
+
+async def _take(conn: Any, s: str) -> list[tuple[Any, ...]]:
+    rows = await conn.fetch(f"DELETE FROM {s}.writes RETURNING tbl, op, pos")
+    return sorted((tuple(r) for r in rows), key=repr)
+
+
+async def test_an_artifact_chunk_rewrites_one_row_not_the_task(schema: str) -> None:
+    from simple_a2a.protocol.models import Message, Part, TaskState
+    from simple_a2a.protocol.reducer import apply_event
+    from simple_a2a.protocol.requests import StreamResponse
+    from simple_a2a.storage import TaskChange
+
+    from .conformance import rich_task
+    from .conformance_changes import chunk, status
+
+    s = f'"{schema}"'
+    store = PostgresStorage(DSN, schema=schema)
+    await store.open()
+    conn = await asyncpg.connect(DSN)
+    try:
+        task = apply_event(rich_task("t"), chunk("a-2", Part.from_text("start "), append=False))
+        await store.tasks.create(task)  # two artifacts, two history messages
+        await _writes_log(conn, s)
+        untouched = f"SELECT xmin::text FROM {s}.task_artifacts WHERE position = 0"
+        xmin_before = await conn.fetchval(untouched)
+        version = 1
+        for n in range(3):
+            event = chunk("a-2", Part.from_text(f"word {n} "))
+            after = apply_event(task, event)
+            change = TaskChange.for_event(event, task, after)
+            version = await store.tasks.update(after, expected_version=version, change=change)
+            task = after
+            assert await _take(conn, s) == [("task_artifacts", "UPDATE", 1), ("tasks", "row", None)]
+        assert await conn.fetchval(untouched) == xmin_before
+
+        message = StreamResponse.of(Message.user("more", message_id="u-9"))
+        after = apply_event(task, message)
+        change = TaskChange.for_event(message, task, after)
+        version = await store.tasks.update(after, expected_version=version, change=change)
+        task = after
+        assert await _take(conn, s) == [("task_history", "INSERT", 2), ("tasks", "row", None)]
+
+        event = status(TaskState.WORKING, "status text", 7)
+        after = apply_event(task, event)
+        change = TaskChange.for_event(event, task, after)
+        version = await store.tasks.update(after, expected_version=version, change=change)
+        task = after
+        assert await _take(conn, s) == [
+            ("task_history", "INSERT", 3),
+            ("tasks", "doc", None),
+            ("tasks", "row", None),
+        ]
+        await store.tasks.update(task, expected_version=version)  # the probe sees a full write
+        assert len(await _take(conn, s)) == 2 + 2 + 4
+        stored = await store.tasks.get("t")
+        assert stored is not None and stored.task.to_json() == task.to_json()
+    finally:
+        await conn.close()
+        await store.close()
+
+
+async def test_a_version_2_schema_is_migrated_to_task_rows(schema: str) -> None:
+    from .conformance import rich_task
+
+    s = f'"{schema}"'
+    rich, bare = rich_task("rich"), make_task("bare")
+    conn = await asyncpg.connect(DSN)
+    try:
+        await conn.execute(f"CREATE SCHEMA {s}")
+        await conn.execute(
+            f"CREATE TABLE {s}.schema_version (version integer PRIMARY KEY,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for statements in migrations(s)[:2]:
+            for statement in statements:
+                assert isinstance(statement, str)
+                await conn.execute(statement)
+        await conn.execute(f"INSERT INTO {s}.schema_version (version) VALUES (1), (2)")
+        for task in (rich, bare):
+            await conn.execute(
+                f"INSERT INTO {s}.tasks VALUES ($1, $2, $3, now(), 'o', 3, $4::json)",
+                task.id,
+                task.context_id,
+                task.status.state.value,
+                task.to_json().decode(),
+            )
+    finally:
+        await conn.close()
+    store = PostgresStorage(DSN, schema=schema)
+    await store.open()
+    try:
+        for task in (rich, bare):
+            stored = await store.tasks.get(task.id)
+            assert stored is not None and (stored.version, stored.owner) == (3, "o")
+            assert stored.task.to_json() == task.to_json()
+        async with store._db.pool.acquire() as conn:
+            assert await conn.fetchval(f"SELECT max(version) FROM {s}.schema_version") == 3
+            assert await conn.fetchval(f"SELECT count(*) FROM {s}.task_artifacts") == 1
+            assert await conn.fetchval(f"SELECT count(*) FROM {s}.task_history") == 2
+            core = await conn.fetchval(f"SELECT doc::text FROM {s}.tasks WHERE id = 'rich'")
+            assert '"artifacts"' not in core and '"history"' not in core
+    finally:
+        await store.close()

@@ -13,7 +13,16 @@ from typing import Any
 
 import pytest
 
-from simple_a2a.storage import PushCursor, Storage, StorageError, TaskQuery, open_storage
+from simple_a2a.protocol.models import Message, Part, TaskState
+from simple_a2a.protocol.requests import StreamResponse
+from simple_a2a.storage import (
+    PushCursor,
+    Storage,
+    StorageError,
+    TaskChange,
+    TaskQuery,
+    open_storage,
+)
 from simple_a2a.storage.sqlite import MIGRATIONS, SQLiteStorage
 
 from .conformance import StorageConformance, StorageFactory, make_task, status_event
@@ -198,5 +207,123 @@ async def test_a_version_1_file_is_migrated_to_the_push_outbox(tmp_path: Path) -
             ).fetchall()
         )
         assert "push_cursors_pending" in plan, plan
+    finally:
+        conn.close()
+
+
+def _writes_log(path: Path) -> sqlite3.Connection:
+    """Triggers (made by another connection, so the store's writer fires them) logging every
+    row write of a task: the core row (``doc`` when the document is in the SET list), and
+    each artifact and history row by position."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE writes (tbl TEXT, op TEXT, pos INTEGER)")
+    conn.execute(
+        "CREATE TRIGGER w_doc AFTER UPDATE OF doc ON tasks"
+        " BEGIN INSERT INTO writes VALUES ('tasks', 'doc', NULL); END"
+    )
+    conn.execute(
+        "CREATE TRIGGER w_core AFTER UPDATE ON tasks"
+        " BEGIN INSERT INTO writes VALUES ('tasks', 'row', NULL); END"
+    )
+    for table in ("task_artifacts", "task_history"):
+        for op in ("INSERT", "UPDATE"):
+            conn.execute(
+                f"CREATE TRIGGER w_{table}_{op} AFTER {op} ON {table}"
+                f" BEGIN INSERT INTO writes VALUES ('{table}', '{op}', new.position); END"
+            )
+    return conn
+
+
+def _take(conn: sqlite3.Connection) -> list[tuple[str, str, int | None]]:
+    rows = conn.execute("SELECT tbl, op, pos FROM writes").fetchall()
+    conn.execute("DELETE FROM writes")
+    return sorted(rows, key=repr)
+
+
+async def test_an_artifact_chunk_rewrites_one_row_not_the_task(tmp_path: Path) -> None:
+    from simple_a2a.protocol.reducer import apply_event
+
+    from .conformance import rich_task
+    from .conformance_changes import chunk, status
+
+    path = tmp_path / "w.db"
+    store = SQLiteStorage(path)
+    await store.open()
+    try:
+        task = apply_event(rich_task("t"), chunk("a-2", Part.from_text("start "), append=False))
+        await store.tasks.create(task)  # two artifacts, two history messages
+        log = _writes_log(path)
+        core_before = log.execute("SELECT doc FROM tasks").fetchone()[0]
+        version = 1
+        for n in range(3):
+            event = chunk("a-2", Part.from_text(f"word {n} "))
+            after = apply_event(task, event)
+            change = TaskChange.for_event(event, task, after)
+            version = await store.tasks.update(after, expected_version=version, change=change)
+            task = after
+            assert _take(log) == [("task_artifacts", "UPDATE", 1), ("tasks", "row", None)]
+        assert log.execute("SELECT doc FROM tasks").fetchone()[0] == core_before
+
+        message = StreamResponse.of(Message.user("more", message_id="u-9"))
+        after = apply_event(task, message)
+        change = TaskChange.for_event(message, task, after)
+        version = await store.tasks.update(after, expected_version=version, change=change)
+        task = after
+        assert _take(log) == [("task_history", "INSERT", 2), ("tasks", "row", None)]
+
+        event = status(TaskState.WORKING, "status text", 7)
+        after = apply_event(task, event)
+        change = TaskChange.for_event(event, task, after)
+        version = await store.tasks.update(after, expected_version=version, change=change)
+        task = after
+        assert _take(log) == [
+            ("task_history", "INSERT", 3),
+            ("tasks", "doc", None),
+            ("tasks", "row", None),
+        ]
+        # the probe sees everything a full rewrite does
+        await store.tasks.update(task, expected_version=version)
+        assert len(_take(log)) == 2 + 2 + 4
+        stored = await store.tasks.get("t")
+        assert stored is not None and stored.task.to_json() == task.to_json()
+        log.close()
+    finally:
+        await store.close()
+
+
+async def test_a_version_2_file_is_migrated_to_task_rows(tmp_path: Path) -> None:
+    from .conformance import rich_task
+
+    path = tmp_path / "v2.db"
+    conn = sqlite3.connect(path)
+    for statements in MIGRATIONS[:2]:
+        for statement in statements:
+            assert isinstance(statement, str)
+            conn.execute(statement)
+    rich, bare = rich_task("rich"), make_task("bare")
+    for task in (rich, bare):
+        conn.execute(
+            "INSERT INTO tasks VALUES (?, ?, ?, 0, 'o', 3, ?)",
+            (task.id, task.context_id, task.status.state.value, task.to_json().decode()),
+        )
+    conn.execute("PRAGMA user_version = 2")
+    conn.commit()
+    conn.close()
+    store = SQLiteStorage(path)
+    await store.open()
+    try:
+        for task in (rich, bare):
+            stored = await store.tasks.get(task.id)
+            assert stored is not None and (stored.version, stored.owner) == (3, "o")
+            assert stored.task.to_json() == task.to_json()
+    finally:
+        await store.close()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 3
+        assert conn.execute("SELECT count(*) FROM task_artifacts").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM task_history").fetchone()[0] == 2
+        core = conn.execute("SELECT doc FROM tasks WHERE id = 'rich'").fetchone()[0]
+        assert '"artifacts"' not in core and '"history"' not in core
     finally:
         conn.close()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..protocol.models import Task
 from ..protocol.reducer import apply_event, is_final_event
 from ..protocol.requests import StreamResponse
-from ..storage.base import ConcurrentUpdateError, Storage, StoredTask
+from ..storage.base import ConcurrentUpdateError, Storage, StoredTask, TaskChange
 
 log = logging.getLogger("simple_a2a.server")
 
@@ -114,8 +114,13 @@ class TaskManager:
                 if stored is None:
                     raise KeyError(task_id)
                 task = apply_event(stored.task, event)
+                store = self.storage.tasks
                 try:
-                    await self.storage.tasks.update(task, expected_version=stored.version)
+                    if store.accepts_change:  # write only what the event changed
+                        change = TaskChange.for_event(event, stored.task, task)
+                        await store.update(task, expected_version=stored.version, change=change)
+                    else:
+                        await store.update(task, expected_version=stored.version)
                 except ConcurrentUpdateError:
                     continue
                 seq = await self.storage.events.append(task_id, event)

@@ -21,9 +21,16 @@ import abc
 import builtins
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final, Literal
+from typing import ClassVar, Final, Literal
 
-from ..protocol.models import Task, TaskPushNotificationConfig, TaskState
+from ..protocol.models import (
+    Message,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatusUpdateEvent,
+)
 from ..protocol.requests import StreamResponse
 
 
@@ -53,6 +60,50 @@ class StoredTask:
     task: Task
     version: int
     owner: str | None = None
+
+
+TaskChangeKind = Literal["full", "status", "artifact", "history"]
+
+
+@dataclass(frozen=True)
+class TaskChange:
+    """What an update changed, relative to the stored task at ``expected_version`` (a hint that
+    lets durable backends write only that; ``TaskStore.update(change=None)`` means anything).
+
+    - ``status``: the status (and nothing else of the core: id, context, metadata) changed, and
+      ``appended`` messages were added at the end of the history (a status message);
+    - ``artifact``: only the artifact ``artifact_id`` was added (at the end) or replaced in place;
+    - ``history``: only ``appended`` messages were added at the end of the history;
+    - ``full``: anything may have changed (the whole task is rewritten).
+
+    The hint must be true: a backend trusts it and writes only the parts it names. A backend
+    that cannot use a hint (memory) ignores it; one that finds it inconsistent with the task
+    (an unknown artifact id, more appended messages than the history holds) writes everything.
+    """
+
+    kind: TaskChangeKind = "full"
+    artifact_id: str | None = None
+    appended: int = 0
+
+    @classmethod
+    def for_event(cls, event: StreamResponse, before: Task, after: Task) -> TaskChange:
+        """The change ``apply_event(before, event) == after`` made (``full`` when unsure)."""
+        payload = event.payload
+        appended = len(after.history) - len(before.history)
+        if appended < 0 or after.history[: len(before.history)] != before.history:
+            return FULL_CHANGE
+        if isinstance(payload, TaskStatusUpdateEvent):
+            return cls("status", appended=appended)
+        if isinstance(payload, TaskArtifactUpdateEvent):
+            if appended == 0 and len(after.artifacts) - len(before.artifacts) in (0, 1):
+                return cls("artifact", artifact_id=payload.artifact.artifact_id)
+        elif isinstance(payload, Message):
+            return cls("history", appended=appended)
+        return FULL_CHANGE
+
+
+#: ``TaskChange()``: anything may have changed.
+FULL_CHANGE: Final = TaskChange()
 
 
 @dataclass(frozen=True)
@@ -87,6 +138,10 @@ class LoggedEvent:
 
 
 class TaskStore(abc.ABC):
+    #: True when :meth:`update` takes the ``change`` hint (stores written before it existed
+    #: leave it False and are called without it).
+    accepts_change: ClassVar[bool] = False
+
     @abc.abstractmethod
     async def create(self, task: Task, *, owner: str | None = None) -> int:
         """Store a new task at version 1; raise :class:`TaskExistsError` if the id is taken."""
@@ -95,9 +150,14 @@ class TaskStore(abc.ABC):
     async def get(self, task_id: str) -> StoredTask | None: ...
 
     @abc.abstractmethod
-    async def update(self, task: Task, *, expected_version: int) -> int:
+    async def update(
+        self, task: Task, *, expected_version: int, change: TaskChange | None = None
+    ) -> int:
         """Replace the task if its stored version is ``expected_version``; return the new one.
 
+        ``change`` (when :attr:`accepts_change`) says what differs from the stored task, so a
+        durable backend can write only that (an artifact chunk rewrites one artifact, not the
+        task); ``None`` means anything may have changed. The version guard is the same.
         Raise :class:`ConcurrentUpdateError` on a version mismatch, ``KeyError`` if absent.
         """
 

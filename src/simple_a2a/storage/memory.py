@@ -23,6 +23,7 @@ from .base import (
     PushCursorStore,
     Storage,
     StoredTask,
+    TaskChange,
     TaskExistsError,
     TaskPage,
     TaskQuery,
@@ -52,6 +53,8 @@ class MemoryTaskStore(TaskStore):
     The ``hot`` most recently used tasks stay as models (reads and the writes of running tasks
     cost no encoding); colder ones are kept as their JSON document and decoded on demand.
     """
+
+    accepts_change = True
 
     def __init__(self, hot: int = 1024) -> None:
         self.hot = max(1, hot)
@@ -94,7 +97,10 @@ class MemoryTaskStore(TaskStore):
             return None
         return StoredTask(self._task(task_id, row), row[0], row[1])
 
-    async def update(self, task: Task, *, expected_version: int) -> int:
+    async def update(
+        self, task: Task, *, expected_version: int, change: TaskChange | None = None
+    ) -> int:
+        # ``change`` is of no use here: the task object is kept as given.
         current = self._rows.get(task.id)
         if current is None:
             raise KeyError(task.id)

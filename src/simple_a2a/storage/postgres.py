@@ -14,6 +14,9 @@ Layout. Everything lives in one schema (``schema=``, default ``a2a``), created i
   ``(ts, id) < ($ts, $id)`` is a row comparison the index scan applies directly, so a page costs
   ``O(log n + limit)`` at any depth. The ``total`` of a page is a ``count(*)`` over the same
   index (index-only once vacuumed): the one part whose cost grows with the matching tasks.
+- ``task_artifacts`` / ``task_history`` (migration 3, ``_layout``): one row per artifact and per
+  history message, keyed ``(task_id, position)``; the ``tasks`` document holds the rest, so an
+  artifact chunk rewrites one artifact row (and bumps the version), not the task.
 - ``events``: ``(task_id, seq)`` primary key; ``event_seqs`` holds each task's last sequence
   number. An append is one statement: ``INSERT .. ON CONFLICT DO UPDATE .. RETURNING`` bumps the
   counter row (row-locked until commit, so concurrent appenders, in any process, get 1, 2, 3 ..
@@ -37,6 +40,7 @@ import builtins
 import logging
 import re
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.models import Task, TaskPushNotificationConfig
@@ -53,10 +57,10 @@ from ._common import (
     push_config,
     push_cursor,
     push_doc,
-    stored_task,
-    task_page,
     task_row,
 )
+from ._layout import assemble, core_doc, full_plan, split_doc, write_plan
+from ._pg_layout import TaskSQL
 from .base import (
     ConcurrentUpdateError,
     EventLog,
@@ -67,6 +71,7 @@ from .base import (
     Storage,
     StorageError,
     StoredTask,
+    TaskChange,
     TaskExistsError,
     TaskPage,
     TaskQuery,
@@ -81,7 +86,11 @@ log = logging.getLogger("simple_a2a.storage.postgres")
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
-def migrations(s: str) -> tuple[tuple[str, ...], ...]:
+#: A schema step: a statement, or a function given the connection and the quoted schema.
+Step = str | Callable[["asyncpg.Connection", str], Awaitable[None]]
+
+
+def migrations(s: str) -> tuple[tuple[Step, ...], ...]:
     """The ordered schema steps for the quoted schema ``s``. Append, never edit."""
     return (
         (
@@ -125,7 +134,34 @@ def migrations(s: str) -> tuple[tuple[str, ...], ...]:
             f"CREATE INDEX push_cursors_pending ON {s}.push_cursors (task_id, config_id)"
             " WHERE state = 'active'",
         ),
+        (  # 3: artifacts and history in rows of their own (see ``_layout``)
+            f"""CREATE TABLE {s}.task_artifacts (
+                task_id text NOT NULL,
+                position integer NOT NULL,
+                artifact_id text NOT NULL,
+                doc json NOT NULL,
+                PRIMARY KEY (task_id, position))""",
+            f"""CREATE TABLE {s}.task_history (
+                task_id text NOT NULL,
+                position integer NOT NULL,
+                doc json NOT NULL,
+                PRIMARY KEY (task_id, position))""",
+            _split_documents,
+        ),
     )
+
+
+async def _split_documents(conn: asyncpg.Connection, s: str) -> None:
+    """Migration 3: move the artifacts and history out of every stored task document."""
+    sql = TaskSQL(s)
+    rows = await conn.fetch(
+        f"SELECT id, doc FROM {s}.tasks"
+        " WHERE doc->'artifacts' IS NOT NULL OR doc->'history' IS NOT NULL"
+    )
+    for task_id, doc in rows:
+        core, plan = split_doc(doc)
+        await conn.execute(f"UPDATE {s}.tasks SET doc = $2::json WHERE id = $1", task_id, core)
+        await conn.execute(sql.rows, task_id, *sql.row_args(plan))
 
 
 class _Database:
@@ -193,7 +229,10 @@ class _Database:
                 )
             for number, statements in enumerate(steps[version:], version + 1):
                 for statement in statements:
-                    await conn.execute(statement)
+                    if isinstance(statement, str):
+                        await conn.execute(statement)
+                    else:
+                        await statement(conn, self.s)
                 await conn.execute(
                     f"INSERT INTO {self.s}.schema_version (version) VALUES ($1)", number
                 )
@@ -235,45 +274,47 @@ class _Database:
 
 
 class PostgresTaskStore(TaskStore):
+    accepts_change = True
+
     def __init__(self, db: _Database) -> None:
         self._db = db
-        self._columns = "context_id = $2, state = $3, ts = $4, doc = $5::json"
+        self._sql = TaskSQL(db.s)
 
     async def create(self, task: Task, *, owner: str | None = None) -> int:
         row = task_row(task)
+        plan = full_plan(task)
         inserted = await self._db.pool.fetchval(
-            f"INSERT INTO {self._db.s}.tasks (id, context_id, state, ts, owner, version, doc)"
-            " VALUES ($1, $2, $3, $4, $5, 1, $6::json) ON CONFLICT (id) DO NOTHING RETURNING 1",
+            self._sql.create,
             row.id,
             row.context_id,
             row.state,
             row.ts,
             owner,
-            row.doc,
+            core_doc(task),
+            *self._sql.row_args(plan),
         )
         if inserted is None:
             raise TaskExistsError(task.id)
         return 1
 
     async def get(self, task_id: str) -> StoredTask | None:
-        found = await self._db.pool.fetchrow(
-            f"SELECT doc, version, owner FROM {self._db.s}.tasks WHERE id = $1", task_id
-        )
-        return None if found is None else stored_task(*found)
+        found = await self._db.pool.fetchrow(self._sql.get, task_id)
+        return None if found is None else assemble(*found[1:])
 
-    async def update(self, task: Task, *, expected_version: int) -> int:
+    async def update(
+        self, task: Task, *, expected_version: int, change: TaskChange | None = None
+    ) -> int:
         row = task_row(task)
+        plan = write_plan(task, change)
+        rows = self._sql.row_args(plan)
         async with self._db.pool.acquire() as conn:
-            version = await conn.fetchval(
-                f"UPDATE {self._db.s}.tasks SET {self._columns}, version = version + 1"
-                " WHERE id = $1 AND version = $6 RETURNING version",
-                row.id,
-                row.context_id,
-                row.state,
-                row.ts,
-                row.doc,
-                expected_version,
-            )
+            if plan.core:
+                core = (row.context_id, row.state, row.ts, core_doc(task))
+                version = await conn.fetchval(
+                    self._sql.update, row.id, expected_version, *rows, *core
+                )
+            else:
+                version = await conn.fetchval(self._sql.bump, row.id, expected_version, *rows)
             if version is not None:
                 return int(version)
             current = await conn.fetchval(
@@ -286,27 +327,28 @@ class PostgresTaskStore(TaskStore):
         )
 
     async def list(self, query: TaskQuery) -> TaskPage:
-        sql = list_sql(f"{self._db.s}.tasks", query, numbered=True, ts=as_utc)
+        sql = list_sql(
+            f"{self._db.s}.tasks", query, numbered=True, ts=as_utc, columns=self._sql.columns
+        )
         async with (
             self._db.pool.acquire() as conn,
             conn.transaction(isolation="repeatable_read", readonly=True),
         ):
             total = await conn.fetchval(sql.count_sql, *sql.count_args)
             rows = await conn.fetch(sql.page_sql, *sql.page_args)
-        return task_page(rows, total, query.limit)
+        limit = max(query.limit, 0)
+        tasks = [assemble(*row[1:]) for row in rows[:limit]]
+        return TaskPage(tasks, int(total), len(rows) > limit)
 
     async def delete(self, task_id: str) -> bool:
-        status = await self._db.pool.execute(
-            f"DELETE FROM {self._db.s}.tasks WHERE id = $1", task_id
-        )
-        return bool(status != "DELETE 0")
+        return bool(await self._db.pool.fetchval(self._sql.delete, task_id))
 
     async def active_tasks(self) -> builtins.list[StoredTask]:
         rows = await self._db.pool.fetch(
-            f"SELECT doc, version, owner FROM {self._db.s}.tasks WHERE state = ANY($1::text[])",
+            f"SELECT {self._sql.columns} FROM {self._db.s}.tasks WHERE state = ANY($1::text[])",
             list(ACTIVE_STATES),
         )
-        return [stored_task(*row) for row in rows]
+        return [assemble(*row[1:]) for row in rows]
 
 
 class PostgresEventLog(EventLog):

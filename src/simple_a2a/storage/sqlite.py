@@ -20,10 +20,12 @@ Schema. ``PRAGMA user_version`` is the schema version; :data:`MIGRATIONS` is the
 steps, applied at ``open()`` in one ``BEGIN IMMEDIATE`` transaction (so two processes opening the
 same new file migrate it once). A file from a newer library version is refused.
 
-Tasks are one row each: indexed columns (state, context, owner, status timestamp in µs since the
-epoch, id) plus the exact ``Task.to_json()`` text. Events are their own table keyed by
-``(task_id, seq)``: appending an event never rewrites the task. ``push_cursors`` (migration 2)
-is the push outbox: one row per (task, webhook config), so pending deliveries survive a restart.
+A task is a core row (indexed columns: state, context, owner, status timestamp in µs since the
+epoch, id; and the task's JSON without artifacts and history) plus one row per artifact and per
+history message (migration 3, ``_layout``): an artifact chunk rewrites that artifact's row, a
+message inserts one row. Events are their own table keyed by ``(task_id, seq)``.
+``push_cursors`` (migration 2) is the push outbox: one row per (task, webhook config), so
+pending deliveries survive a restart.
 
 ``wait()`` wakes at once for appends made through this object, and polls ``PRAGMA
 data_version`` (one cheap probe for all waiters, every ``poll_interval`` seconds, default 0.2 s,
@@ -55,11 +57,11 @@ from ._common import (
     push_config,
     push_cursor,
     push_doc,
-    stored_task,
-    task_page,
     task_row,
     to_micros,
 )
+from ._layout import core_doc, full_plan, write_plan
+from ._sqlite_layout import assemble_rows, split_documents, write_rows
 from .base import (
     ConcurrentUpdateError,
     EventLog,
@@ -70,6 +72,7 @@ from .base import (
     Storage,
     StorageError,
     StoredTask,
+    TaskChange,
     TaskExistsError,
     TaskPage,
     TaskQuery,
@@ -79,8 +82,13 @@ from .base import (
 T = TypeVar("T")
 Conn = sqlite3.Connection
 
+_COLUMNS = "id, doc, version, owner"
+
+#: A schema step: a statement, or a function run in the migration's transaction.
+Step = str | Callable[[Conn], None]
+
 #: Ordered schema steps; ``PRAGMA user_version`` counts those applied. Append, never edit.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
+MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     (
         """CREATE TABLE tasks (
             id TEXT PRIMARY KEY,
@@ -117,6 +125,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (task_id, config_id))""",
         "CREATE INDEX push_cursors_pending ON push_cursors (task_id, config_id)"
         " WHERE state = 'active'",
+    ),
+    (  # 3: artifacts and history in rows of their own (see ``_layout``)
+        """CREATE TABLE task_artifacts (
+            task_id TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            artifact_id TEXT NOT NULL,
+            doc TEXT NOT NULL,
+            PRIMARY KEY (task_id, position)) WITHOUT ROWID""",
+        """CREATE TABLE task_history (
+            task_id TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            doc TEXT NOT NULL,
+            PRIMARY KEY (task_id, position)) WITHOUT ROWID""",
+        split_documents,
     ),
 )
 
@@ -184,7 +206,10 @@ class _Database:
                 )
             for statements in MIGRATIONS[version:]:
                 for statement in statements:
-                    conn.execute(statement)
+                    if isinstance(statement, str):
+                        conn.execute(statement)
+                    else:
+                        statement(conn)
             if version < len(MIGRATIONS):
                 conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
             conn.execute("COMMIT")
@@ -267,43 +292,59 @@ class _Database:
 
 
 class SQLiteTaskStore(TaskStore):
+    accepts_change = True
+
     def __init__(self, db: _Database) -> None:
         self._db = db
 
     async def create(self, task: Task, *, owner: str | None = None) -> int:
         row = task_row(task)
+        core = core_doc(task)
+        plan = full_plan(task)
 
         def run(conn: Conn) -> None:
             try:
                 conn.execute(
                     "INSERT INTO tasks (id, context_id, state, ts, owner, version, doc)"
                     " VALUES (?, ?, ?, ?, ?, 1, ?)",
-                    (row.id, row.context_id, row.state, to_micros(row.ts), owner, row.doc),
+                    (row.id, row.context_id, row.state, to_micros(row.ts), owner, core),
                 )
             except sqlite3.IntegrityError:
                 raise TaskExistsError(task.id) from None
+            write_rows(conn, task.id, plan)
 
         await self._db.write(run)
         return 1
 
     async def get(self, task_id: str) -> StoredTask | None:
-        def run(conn: Conn) -> Any:
-            sql = "SELECT doc, version, owner FROM tasks WHERE id = ?"
-            return conn.execute(sql, (task_id,)).fetchone()
+        def run(conn: Conn) -> builtins.list[StoredTask]:
+            sql = "SELECT id, doc, version, owner FROM tasks WHERE id = ?"
+            return assemble_rows(conn, conn.execute(sql, (task_id,)).fetchall())
 
-        found = await self._db.read(run)
-        return None if found is None else stored_task(*found)
+        found = await self._db.read(run, snapshot=True)
+        return found[0] if found else None
 
-    async def update(self, task: Task, *, expected_version: int) -> int:
+    async def update(
+        self, task: Task, *, expected_version: int, change: TaskChange | None = None
+    ) -> int:
         row = task_row(task)
+        plan = write_plan(task, change)
+        core = core_doc(task) if plan.core else None
 
         def run(conn: Conn) -> int:
-            cursor = conn.execute(
-                "UPDATE tasks SET context_id = ?, state = ?, ts = ?, doc = ?, version = version + 1"
-                " WHERE id = ? AND version = ?",
-                (row.context_id, row.state, to_micros(row.ts), row.doc, row.id, expected_version),
-            )
+            if core is not None:
+                cursor = conn.execute(
+                    "UPDATE tasks SET context_id = ?, state = ?, ts = ?, doc = ?,"
+                    " version = version + 1 WHERE id = ? AND version = ?",
+                    (row.context_id, row.state, to_micros(row.ts), core, row.id, expected_version),
+                )
+            else:
+                cursor = conn.execute(
+                    "UPDATE tasks SET version = version + 1 WHERE id = ? AND version = ?",
+                    (row.id, expected_version),
+                )
             if cursor.rowcount == 1:
+                write_rows(conn, row.id, plan)
                 return expected_version + 1
             current = conn.execute("SELECT version FROM tasks WHERE id = ?", (row.id,)).fetchone()
             if current is None:
@@ -315,27 +356,30 @@ class SQLiteTaskStore(TaskStore):
         return await self._db.write(run)
 
     async def list(self, query: TaskQuery) -> TaskPage:
-        sql = list_sql("tasks", query, numbered=False, ts=to_micros)
+        sql = list_sql("tasks", query, numbered=False, ts=to_micros, columns=_COLUMNS)
 
-        def run(conn: Conn) -> tuple[int, builtins.list[Any]]:
+        def run(conn: Conn) -> TaskPage:
             total = conn.execute(sql.count_sql, sql.count_args).fetchone()[0]
-            return total, conn.execute(sql.page_sql, sql.page_args).fetchall()
+            rows = conn.execute(sql.page_sql, sql.page_args).fetchall()
+            limit = max(query.limit, 0)
+            return TaskPage(assemble_rows(conn, rows[:limit]), int(total), len(rows) > limit)
 
-        total, rows = await self._db.read(run, snapshot=True)
-        return task_page(rows, total, query.limit)
+        return await self._db.read(run, snapshot=True)
 
     async def delete(self, task_id: str) -> bool:
         def run(conn: Conn) -> bool:
+            conn.execute("DELETE FROM task_artifacts WHERE task_id = ?", (task_id,))
+            conn.execute("DELETE FROM task_history WHERE task_id = ?", (task_id,))
             return conn.execute("DELETE FROM tasks WHERE id = ?", (task_id,)).rowcount > 0
 
         return await self._db.write(run)
 
     async def active_tasks(self) -> builtins.list[StoredTask]:
-        def run(conn: Conn) -> builtins.list[Any]:
-            sql = "SELECT doc, version, owner FROM tasks WHERE state IN (?, ?)"
-            return conn.execute(sql, ACTIVE_STATES).fetchall()
+        def run(conn: Conn) -> builtins.list[StoredTask]:
+            sql = f"SELECT {_COLUMNS} FROM tasks WHERE state IN (?, ?)"
+            return assemble_rows(conn, conn.execute(sql, ACTIVE_STATES).fetchall())
 
-        return [stored_task(*row) for row in await self._db.read(run)]
+        return await self._db.read(run, snapshot=True)
 
 
 class SQLiteEventLog(EventLog):

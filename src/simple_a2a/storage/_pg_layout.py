@@ -1,0 +1,88 @@
+"""The PostgreSQL statements of the task layout (``_layout``): one statement per operation.
+
+Every write is a single statement (one round trip, atomic on its own): a ``core`` CTE writes
+the ``tasks`` row under the version guard, and the artifact and history rows are written by
+CTEs that read ``core``, so they write nothing when the guard fails. Reads fetch the core row
+with both lists aggregated in position order (``array_agg(doc::text ORDER BY position)``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._layout import WritePlan
+
+
+class TaskSQL:
+    """The statements for the schema ``s`` (already quoted)."""
+
+    def __init__(self, s: str) -> None:
+        art = f"{s}.task_artifacts"
+        hist = f"{s}.task_history"
+
+        def aggregate(table: str) -> str:
+            return (
+                f"(SELECT array_agg(c.doc::text ORDER BY c.position) FROM {table} c"
+                " WHERE c.task_id = tasks.id)"
+            )
+
+        #: ``id, core doc, version, owner, artifact docs, history docs``.
+        self.columns = f"id, doc, version, owner, {aggregate(art)}, {aggregate(hist)}"
+        self.get = f"SELECT {self.columns} FROM {s}.tasks WHERE id = $1"
+
+        def children(k: int) -> str:
+            """CTEs writing the rows of :meth:`row_args` bound from ``$k``; ``$1`` is the id."""
+            return (
+                f"art AS (INSERT INTO {art} (task_id, position, artifact_id, doc)"
+                f" SELECT $1, u.p, u.i, u.d::json FROM core,"
+                f" unnest(${k}::int[], ${k + 1}::text[], ${k + 2}::text[]) AS u(p, i, d)"
+                " ON CONFLICT (task_id, position) DO UPDATE"
+                " SET artifact_id = excluded.artifact_id, doc = excluded.doc),"
+                f" hist AS (INSERT INTO {hist} (task_id, position, doc)"
+                f" SELECT $1, u.p, u.d::json FROM core,"
+                f" unnest(${k + 3}::int[], ${k + 4}::text[]) AS u(p, d)"
+                " ON CONFLICT (task_id, position) DO UPDATE SET doc = excluded.doc),"
+                f" art_cut AS (DELETE FROM {art} WHERE task_id = $1"
+                f" AND position >= ${k + 5}::int AND EXISTS (SELECT FROM core)),"
+                f" hist_cut AS (DELETE FROM {hist} WHERE task_id = $1"
+                f" AND position >= ${k + 6}::int AND EXISTS (SELECT FROM core))"
+                " SELECT version FROM core"
+            )
+
+        guard = "WHERE id = $1 AND version = $2 RETURNING version)"
+        #: ``$1`` id, ``$2`` expected version, rows from ``$3``: bump the version only.
+        self.bump = (
+            f"WITH core AS (UPDATE {s}.tasks SET version = version + 1 {guard}, {children(3)}"
+        )
+        #: As :attr:`bump`, and ``$10..$13`` context id, state, ts, core doc.
+        self.update = (
+            f"WITH core AS (UPDATE {s}.tasks SET context_id = $10, state = $11, ts = $12,"
+            f" doc = $13::json, version = version + 1 {guard}, {children(3)}"
+        )
+        #: ``$1..$6`` id, context id, state, ts, owner, core doc; rows from ``$7``.
+        self.create = (
+            f"WITH core AS (INSERT INTO {s}.tasks (id, context_id, state, ts, owner, version, doc)"
+            " VALUES ($1, $2, $3, $4, $5, 1, $6::json) ON CONFLICT (id) DO NOTHING"
+            f" RETURNING version), {children(7)}"
+        )
+        #: ``$1`` id, rows from ``$2`` (no version guard: the layout migration).
+        self.rows = f"WITH core AS (SELECT 1 AS version), {children(2)}"
+        self.delete = (
+            f"WITH t AS (DELETE FROM {s}.tasks WHERE id = $1 RETURNING 1),"
+            f" a AS (DELETE FROM {art} WHERE task_id = $1),"
+            f" h AS (DELETE FROM {hist} WHERE task_id = $1)"
+            " SELECT count(*) FROM t"
+        )
+
+    @staticmethod
+    def row_args(plan: WritePlan) -> tuple[Any, ...]:
+        """The seven values the ``children`` CTEs bind."""
+        return (
+            [p for p, _, _ in plan.artifacts],
+            [i for _, i, _ in plan.artifacts],
+            [d for _, _, d in plan.artifacts],
+            [p for p, _ in plan.history],
+            [d for _, d in plan.history],
+            plan.artifact_count if plan.full else None,
+            plan.history_count if plan.full else None,
+        )
