@@ -137,6 +137,7 @@ class TaskHandle:
         self._loop_thread = threading.get_ident()
         self.reply_message: Message | None = None
         self.changed = asyncio.Event()  # set on each recorded change (the handler waits on it)
+        self._yielded = 0.0  # loop time of the last yield after an emit
 
     # -- reading --
     @property
@@ -220,12 +221,15 @@ class TaskHandle:
         asyncio.run_coroutine_threadsafe(coro, self._loop).result()
         return _DONE
 
-    @staticmethod
-    async def _published(recording: Coroutine[Any, Any, None]) -> None:
-        """Record, then let the event loop run once: an executor that emits in a tight loop
-        still lets its streams send each event as it happens (time to first event)."""
+    async def _published(self, recording: Coroutine[Any, Any, None]) -> None:
+        """Record, then let the event loop run at most once a millisecond: an executor that
+        emits in a tight loop still lets its streams send the first event at once (time to
+        first event) and the next ones in batches (events per second)."""
         await recording
-        await asyncio.sleep(0)
+        now = self._loop.time()
+        if now - self._yielded >= 0.001:
+            self._yielded = now
+            await asyncio.sleep(0)
 
     async def ensure_persisted(self) -> None:
         if not self._persisted:
