@@ -24,7 +24,9 @@ def markdown(report: dict[str, Any]) -> str:
     m = report["machine"]
     lines = [
         f"Machine: {m['nproc']} CPUs ({m['cpu']}), Python {m['python']}, uvicorn {m['uvicorn']} "
-        f"(loop {m['loop']}, http {m['http']}, 1 worker, access log off), {m['wrk']}.",
+        f"(loop {m['loop']}, http {m['http']}, 1 worker, access log off), {m['wrk']}; "
+        f"load average at the end {', '.join(f'{x:.1f}' for x in m.get('loadavg_at_end', []))}"
+        " (a shared machine).",
         f"Runs: median of {report['runs']} x {report['duration_s']} s"
         + (" (quick mode)" if report["quick"] else "")
         + f"; whole benchmark {report['elapsed_s']} s."
