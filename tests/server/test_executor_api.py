@@ -269,3 +269,44 @@ async def test_follow_up_right_after_input_required_waits_for_the_turn_to_end() 
     second = (await h.send_message(request, CallContext())).payload
     assert isinstance(second, Task) and second.status.state is TaskState.COMPLETED
     assert second.text == "got large"
+
+
+async def test_cancel_served_by_another_replica_stops_the_executor_cleanly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Two handlers on one storage (two replicas): B cancels a task A is running. A's executor
+    learns it at its next update — ``ctx.cancelled`` is set — and nothing logs an error."""
+    storage = MemoryStorage()
+    saw_cancel = asyncio.Event()
+
+    async def busy(ctx: RequestContext) -> None:
+        await ctx.start()
+        while True:
+            try:
+                await ctx.emit_status("still working")
+            except InvalidTransitionError:
+                if ctx.cancelled:
+                    saw_cancel.set()
+                raise
+            await asyncio.sleep(0.01)
+
+    replica_a = RequestHandler(CARD, busy, storage)
+    replica_b = RequestHandler(CARD, busy, storage)
+    task = (
+        await replica_a.send_message(
+            SendMessageRequest(
+                message=Message.user("go"),
+                configuration=SendMessageConfiguration(return_immediately=True),
+            ),
+            CallContext(),
+        )
+    ).payload
+    assert isinstance(task, Task)
+    await asyncio.sleep(0.05)
+    canceled = await replica_b.cancel_task(CancelTaskRequest(id=task.id), CallContext())
+    assert canceled.status.state is TaskState.CANCELED
+    await asyncio.wait_for(saw_cancel.wait(), 2)
+    await asyncio.sleep(0.05)
+    final = await replica_a.get_task(GetTaskRequest(id=task.id), CallContext())
+    assert final.status.state is TaskState.CANCELED
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]

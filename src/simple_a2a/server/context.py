@@ -241,8 +241,20 @@ class TaskHandle:
 
     async def record(self, event: StreamResponse) -> None:
         await self.ensure_persisted()
-        self._task, _seq = await self._manager.record(self._task.id, event)
+        try:
+            self._task, _seq = await self._manager.record(self._task.id, event)
+        except InvalidTransitionError:
+            # Someone else ended the task (e.g. a CancelTask served by another replica):
+            # learn its real state, so the executor sees it and stops cleanly.
+            stored = await self._manager.get(self._task.id)
+            if stored is not None:
+                self._task = stored.task
+                self._ended_elsewhere()
+            raise
         self.changed.set()
+
+    def _ended_elsewhere(self) -> None:
+        """Hook: the task reached a terminal state outside this handle."""
 
     async def _set_state(self, state: TaskState, message: MessageLike | None) -> None:
         msg = _as_message(message, self._task)
@@ -339,6 +351,10 @@ class RequestContext(TaskHandle):
     @property
     def is_cancelled(self) -> bool:
         return self.cancelled.is_set()
+
+    def _ended_elsewhere(self) -> None:
+        if self._task.status.state is TaskState.CANCELED:
+            self.cancelled.set()
 
     def detach(self) -> TaskHandle:
         """Keep the task open after ``execute`` returns; update it later through the handle."""
