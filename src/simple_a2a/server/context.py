@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Coroutine, Generator, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..auth.caller import Caller as Caller
+from ..protocol._base import trusted
 from ..protocol.models import (
     TERMINAL_STATES,
     Artifact,
@@ -28,8 +29,8 @@ from ..protocol.models import (
     TaskState,
     TaskStatusUpdateEvent,
     new_id,
-    status_now,
     to_parts,
+    trusted_status,
 )
 from ..protocol.requests import StreamResponse
 from ..protocol.states import InvalidTransitionError
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
 ArtifactLike = str | Part | Artifact | dict[str, Any]
 MessageLike = str | Message | Part | list[PartLike]
+M = TypeVar("M")
 
 
 @dataclass
@@ -122,6 +124,17 @@ def _as_artifacts(items: ArtifactLike | Iterable[ArtifactLike] | None) -> list[A
     if loose:
         out.insert(0, Artifact(artifact_id=new_id(), parts=loose))
     return out
+
+
+def _validated(cls: type[M], /, **fields: Any) -> M:
+    return cls(**fields)
+
+
+def _build(task: Task) -> Callable[..., Any]:
+    """How to build an event of ``task``: without validation (:func:`trusted`) when every value
+    is ours or already validated; validated (and refused) when the task has no context id, which
+    an event requires (a task put into storage by hand)."""
+    return trusted if task.id and task.context_id else _validated
 
 
 class TaskHandle:
@@ -260,28 +273,34 @@ class TaskHandle:
         msg = _as_message(message, self._task)
         if self._task.status.state in TERMINAL_STATES:
             raise InvalidTransitionError(self._task.status.state, state)
+        build = _build(self._task)
         await self.record(
-            StreamResponse(
-                status_update=TaskStatusUpdateEvent(
+            build(
+                StreamResponse,
+                status_update=build(
+                    TaskStatusUpdateEvent,
                     task_id=self._task.id,
                     context_id=self.context_id,
-                    status=status_now(state, msg),
-                )
+                    status=trusted_status(state, msg),
+                ),
             )
         )
 
     async def _artifact(self, artifact: Artifact, append: bool, last_chunk: bool) -> None:
         if self._task.status.state in TERMINAL_STATES:
             raise InvalidTransitionError(self._task.status.state, TaskState.WORKING)
+        build = _build(self._task)
         await self.record(
-            StreamResponse(
-                artifact_update=TaskArtifactUpdateEvent(
+            build(
+                StreamResponse,
+                artifact_update=build(
+                    TaskArtifactUpdateEvent,
                     task_id=self._task.id,
                     context_id=self.context_id,
                     artifact=artifact,
                     append=append or None,
                     last_chunk=last_chunk or None,
-                )
+                ),
             )
         )
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..protocol import errors as e
 from ..protocol import requests as rq
+from ..protocol._base import trusted
 from ..protocol.card import AgentCard
 from ..protocol.models import (
     TERMINAL_STATES,
@@ -31,6 +32,7 @@ from ..protocol.models import (
     TaskStatusUpdateEvent,
     new_id,
     status_now,
+    trusted_status,
 )
 from ..protocol.requests import StreamResponse
 from ..storage.base import Storage, StoredTask, TaskQuery
@@ -137,11 +139,12 @@ class RequestHandler:
         else:
             await self._wait_settled(ctx)
         if ctx.reply_message is not None and not ctx.is_persisted:
-            return rq.SendMessageResponse(message=ctx.reply_message)
+            return trusted(rq.SendMessageResponse, message=ctx.reply_message)
         stored = await self.tasks.get(ctx.task_id)
         task = stored.task if stored else ctx.task
-        return rq.SendMessageResponse(
-            task=trim_history(task, config.history_length if config else None, self._cap)
+        return trusted(
+            rq.SendMessageResponse,
+            task=trim_history(task, config.history_length if config else None, self._cap),
         )
 
     async def send_streaming_message(
@@ -248,10 +251,13 @@ class RequestHandler:
             context_id = message.context_id or new_id()
             task_id = new_id()
             message = message.model_copy(update={"context_id": context_id, "task_id": task_id})
-            task = Task(
+            # Not validated again (``trusted``): the ids are ours, the message and metadata were
+            # validated with the request.
+            task = trusted(
+                Task,
                 id=task_id,
                 context_id=context_id,
-                status=status_now(TaskState.SUBMITTED),
+                status=trusted_status(TaskState.SUBMITTED),
                 history=[message],
                 metadata=request.metadata,
             )

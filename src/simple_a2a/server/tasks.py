@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
+from ..protocol._base import trusted
 from ..protocol.models import Task
 from ..protocol.reducer import apply_event, is_final_event
 from ..protocol.requests import StreamResponse
@@ -97,7 +98,7 @@ class TaskManager:
         """Store a new task and log its snapshot as event 1."""
         async with self._lock(task.id):
             await self.storage.tasks.create(task, owner=owner)
-            event = StreamResponse(task=task)
+            event = trusted(StreamResponse, task=task)  # a stored task: valid
             seq = await self.storage.events.append(task.id, event)
         await self._notify(task.id, seq, event, task)
         return seq

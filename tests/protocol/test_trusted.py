@@ -1,0 +1,119 @@
+"""``trusted``: the server's own objects built without validation are the validated objects."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from simple_a2a.protocol._base import format_timestamp, now, trusted
+from simple_a2a.protocol.models import (
+    Artifact,
+    Message,
+    Part,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    trusted_status,
+)
+from simple_a2a.protocol.requests import SendMessageResponse, StreamResponse
+
+TS = datetime(2025, 3, 4, 5, 6, 7, 891234, tzinfo=timezone.utc)
+MSG = Message.agent("hi", task_id="t", context_id="c")
+ART = Artifact.of([Part.text("a"), Part.data({"k": [1, None]})], artifact_id="a1", name="n")
+STATUS = TaskStatus(state=TaskState.WORKING, message=MSG, timestamp=TS)
+TASK = Task(id="t", context_id="c", status=STATUS, history=[MSG], metadata={"m": 1})
+
+CASES: list[tuple[type[Any], dict[str, Any]]] = [
+    (TaskStatus, {"state": TaskState.SUBMITTED, "timestamp": TS}),
+    (TaskStatus, {"state": TaskState.COMPLETED, "message": MSG, "timestamp": TS}),
+    (TaskStatus, {"state": TaskState.FAILED, "message": None, "timestamp": TS}),
+    (TaskStatusUpdateEvent, {"task_id": "t", "context_id": "c", "status": STATUS}),
+    (
+        TaskArtifactUpdateEvent,
+        {"task_id": "t", "context_id": "c", "artifact": ART, "append": None, "last_chunk": None},
+    ),
+    (
+        TaskArtifactUpdateEvent,
+        {"task_id": "t", "context_id": "c", "artifact": ART, "append": True, "last_chunk": True},
+    ),
+    (Task, {"id": "t", "context_id": "c", "status": STATUS, "history": [MSG], "metadata": None}),
+    (Task, {"id": "t", "context_id": "c", "status": STATUS}),
+    (Task, {"id": "t", "context_id": "c", "status": STATUS, "artifacts": [ART], "metadata": {}}),
+    (StreamResponse, {"task": TASK}),
+    (StreamResponse, {"message": MSG}),
+    (
+        StreamResponse,
+        {"status_update": TaskStatusUpdateEvent(task_id="t", context_id="c", status=STATUS)},
+    ),
+    (
+        StreamResponse,
+        {"artifact_update": TaskArtifactUpdateEvent(task_id="t", context_id="c", artifact=ART)},
+    ),
+    (SendMessageResponse, {"task": TASK}),
+    (SendMessageResponse, {"message": MSG}),
+]
+
+
+@pytest.mark.parametrize(("cls", "fields"), CASES)
+def test_trusted_is_the_validated_object(cls: type[Any], fields: dict[str, Any]) -> None:
+    fast = trusted(cls, **fields)
+    slow = cls(**fields)
+    assert type(fast) is cls
+    assert fast.to_json() == slow.to_json()  # byte for byte
+    assert fast.to_dict() == slow.to_dict()
+    assert list(fast.__dict__) == list(slow.__dict__)  # same fields, same order
+    assert fast.__dict__ == slow.__dict__
+    assert fast.model_fields_set == slow.model_fields_set
+    assert fast.model_dump(exclude_unset=True) == slow.model_dump(exclude_unset=True)
+    assert fast == slow
+    assert repr(fast) == repr(slow)
+    assert fast.model_copy(update={}) == slow
+    assert cls.model_validate_json(fast.to_json()) == cls.model_validate_json(slow.to_json())
+
+
+def test_trusted_defaults_are_fresh() -> None:
+    one = trusted(Task, id="t", context_id="c", status=STATUS)
+    two = trusted(Task, id="t", context_id="c", status=STATUS)
+    one.history.append(MSG)
+    assert two.history == [] and one.artifacts is not two.artifacts
+
+
+def test_trusted_status_matches_status_now() -> None:
+    fast = trusted_status(TaskState.WORKING, MSG)
+    slow = TaskStatus(state=TaskState.WORKING, message=MSG, timestamp=fast.timestamp)
+    assert fast.to_json() == slow.to_json()
+    assert fast.timestamp is not None and fast.timestamp.tzinfo is timezone.utc
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        TS,
+        TS.replace(microsecond=0),
+        TS.replace(microsecond=999_999),
+        TS.replace(tzinfo=None),
+        TS.astimezone(timezone(timedelta(hours=-5, minutes=-30))),
+        now(),
+    ],
+)
+def test_format_timestamp(value: datetime) -> None:
+    utc = value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+    utc = utc.astimezone(timezone.utc)
+    expected = utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    assert format_timestamp(value) == expected
+
+
+def test_new_id_is_a_uuid4() -> None:
+    import uuid
+
+    from simple_a2a.protocol.models import new_id
+
+    ids = {new_id() for _ in range(2000)}
+    assert len(ids) == 2000
+    for text in ids:
+        parsed = uuid.UUID(text)
+        assert str(parsed) == text and parsed.version == 4 and parsed.variant == uuid.RFC_4122
