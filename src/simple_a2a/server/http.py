@@ -43,9 +43,30 @@ class BodyTooLarge(e.InvalidRequestError):
     reason = "PAYLOAD_TOO_LARGE"
 
 
+_HEADERS = "simple_a2a.headers"
+
+
+def header_map(request: Request) -> dict[str, str]:
+    """The request headers as a dict (a repeated header: its first value, as Starlette's
+    ``Headers.get``), built once per request: ``Headers.get`` scans the raw list on every call.
+    """
+    scope = request.scope
+    raw = scope["headers"]
+    cached = scope.get(_HEADERS)
+    if cached is not None and cached[0] is raw:
+        return cached[1]  # type: ignore[no-any-return]
+    headers: dict[str, str] = {}
+    for key, value in raw:
+        name = key.decode("latin-1")  # ASGI header names arrive lower-cased
+        if name not in headers:
+            headers[name] = value.decode("latin-1")
+    scope[_HEADERS] = (raw, headers)
+    return headers
+
+
 async def read_body(request: Request, limit: int) -> bytes:
     """The request body, refusing more than ``limit`` bytes before reading them all."""
-    declared = request.headers.get("content-length")
+    declared = header_map(request).get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge(f"request body of {declared} bytes exceeds the limit of {limit} bytes")
     chunks: list[bytes] = []
@@ -97,11 +118,11 @@ async def invoke(
 
 def response_media_type(request: Request) -> str:
     """``application/json`` unless the client asked for ``application/a2a+json`` (PRODUCT §3)."""
-    return A2A_JSON if A2A_JSON in request.headers.get("accept", "") else JSON
+    return A2A_JSON if A2A_JSON in header_map(request).get("accept", "") else JSON
 
 
 def check_content_type(request: Request) -> None:
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    ctype = header_map(request).get("content-type", "").split(";")[0].strip().lower()
     if ctype and ctype not in (JSON, A2A_JSON) and not ctype.endswith("+json"):
         raise e.InvalidRequestError(
             f"Content-Type {ctype!r} is not supported; send application/json or {A2A_JSON}"
@@ -124,7 +145,7 @@ def call_context(
     if failure is not None:
         raise failure
     CURRENT_REQUEST.set(request)
-    headers = dict(request.headers)  # once: Starlette's Headers.get scans the raw list each time
+    headers = dict(header_map(request))  # a copy: the executor may change its own
     requested = headers.get(_VERSION_KEY) or request.query_params.get(VERSION_HEADER)
     version = negotiate(requested, is_v03_name=is_v03_name)
     extensions = [

@@ -13,6 +13,7 @@ from typing import Any
 import pydantic_core
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from ..auth.caller import scope_failure
 from ..protocol import errors as e
@@ -50,6 +51,11 @@ class JSONRPCBinding:
     def __init__(self, handler: RequestHandler, *, max_body: int) -> None:
         self.handler = handler
         self.max_body = max_body
+
+    async def asgi(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The endpoint as a plain ASGI app (``POST`` only; what :class:`A2AServer` calls)."""
+        response = await self.endpoint(Request(scope, receive))
+        await response(scope, receive, send)
 
     async def endpoint(self, request: Request) -> Response:
         media_type = response_media_type(request)
