@@ -116,7 +116,11 @@ class A2AServer:
         self.grpc_url = grpc_url
         self._opened = False
         self._open_lock = asyncio.Lock()
-        app: ASGIApp = _JSONRPCFirst(self._build(), self.jsonrpc.asgi, self.jsonrpc_path)
+        starlette = self._build()
+        own_paths = {route.path for route in starlette.routes if isinstance(route, Route)}
+        app: ASGIApp = _Dispatch(
+            starlette, self.jsonrpc.asgi, self.jsonrpc_path, self.rest, own_paths
+        )
         if self.auth is not None:
             self.handler.authorize = self.auth.authorize
             app = AuthMiddleware(app, self.auth, public_paths=CARD_PATHS)
@@ -292,26 +296,36 @@ class A2AServer:
         await uvicorn.Server(config).serve()
 
 
-class _JSONRPCFirst:
-    """``POST`` to the JSON-RPC path goes straight to the binding; everything else (and every
-    other method there: 405) through the Starlette app. Saves Starlette's middleware stack and
-    route matching on the hottest path (~15% of a GetTask's CPU); the binding's endpoint is the
-    same one the route serves."""
+class _Dispatch:
+    """The hot paths skip Starlette's middleware stack and route matching (~15% of a GetTask's
+    CPU): ``POST`` at the JSON-RPC path goes straight to the JSON-RPC binding, and a path no
+    Starlette route serves (nor would redirect to, with or without its trailing slash) straight
+    to the HTTP+JSON binding, the router's default. The endpoints are the ones the Starlette app
+    would call; everything else (the card, the JWKS, other methods at the JSON-RPC path,
+    lifespan) goes through the Starlette app."""
 
-    def __init__(self, app: ASGIApp, jsonrpc: ASGIApp, path: str) -> None:
+    def __init__(
+        self, app: ASGIApp, jsonrpc: ASGIApp, path: str, rest: ASGIApp, own_paths: set[str]
+    ) -> None:
         self._app = app
         self._jsonrpc = jsonrpc
         self._path = path
+        self._rest = rest
+        self._own = own_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] == "http"
-            and scope["method"] == "POST"
-            and route_path(scope) == self._path
-        ):
-            await self._jsonrpc(scope, receive, send)
-        else:
-            await self._app(scope, receive, send)
+        if scope["type"] == "http":
+            path = route_path(scope)
+            if path == self._path:
+                if scope["method"] == "POST":
+                    await self._jsonrpc(scope, receive, send)
+                    return
+            elif not (
+                path in self._own or path.rstrip("/") in self._own or path + "/" in self._own
+            ):
+                await self._rest(scope, receive, send)
+                return
+        await self._app(scope, receive, send)
 
 
 class _OpenOnFirstRequest:
