@@ -240,6 +240,25 @@ class HTTPTransport(Transport):
     ) -> httpx.Request:
         raise NotImplementedError
 
+    async def call(
+        self, operation: str, request: dict[str, Any], *, timeout: Any = DEFAULT
+    ) -> dict[str, Any]:
+        """One unary request; the binding's :meth:`_unwrap` finds the result or the error."""
+        req = self._build(operation, request, timeout, {"Accept": "application/json"})
+        try:
+            response = await self.http.send(self._with_query(req))
+        except httpx.HTTPError as exc:
+            raise map_httpx_error(exc) from exc
+        body = _decode(response.content, response.status_code)
+        try:
+            result = self._unwrap(operation, body, response.status_code)
+        except A2AError as err:
+            raise challenged(err, response) from None
+        return self._from_wire(operation, result)
+
+    def _unwrap(self, operation: str, body: Any, status: int) -> Any:
+        raise NotImplementedError
+
     def stream(
         self,
         operation: str,
@@ -294,21 +313,6 @@ class JSONRPCTransport(HTTPTransport):
             # Not JSON-RPC at all: an auth proxy, a 404 page, a REST-style error body.
             raise with_status(error_from_rest(body, status), status)
         raise invalid(f"{operation}: the answer is not a JSON-RPC response", status)
-
-    async def call(
-        self, operation: str, request: dict[str, Any], *, timeout: Any = DEFAULT
-    ) -> dict[str, Any]:
-        req = self._build(operation, request, timeout, {"Accept": "application/json"})
-        try:
-            response = await self.http.send(self._with_query(req))
-        except httpx.HTTPError as exc:
-            raise map_httpx_error(exc) from exc
-        body = _decode(response.content, response.status_code)
-        try:
-            result = self._unwrap(operation, body, response.status_code)
-        except A2AError as err:
-            raise challenged(err, response) from None
-        return self._from_wire(operation, result)
 
     def _raise_for_body(self, operation: str, body: Any, status: int) -> None:
         self._unwrap(operation, body, status)
@@ -375,19 +379,10 @@ class RESTTransport(HTTPTransport):
         if status >= 400 or (isinstance(body, dict) and isinstance(body.get("error"), dict)):
             raise with_status(error_from_rest(body, status), status)
 
-    async def call(
-        self, operation: str, request: dict[str, Any], *, timeout: Any = DEFAULT
-    ) -> dict[str, Any]:
-        req = self._build(operation, request, timeout, {"Accept": "application/json"})
-        try:
-            response = await self.http.send(self._with_query(req))
-        except httpx.HTTPError as exc:
-            raise map_httpx_error(exc) from exc
-        body = _decode(response.content, response.status_code)
-        if response.status_code >= 300:
-            err = with_status(error_from_rest(body, response.status_code), response.status_code)
-            raise challenged(err, response)
-        return self._from_wire(operation, body)
+    def _unwrap(self, operation: str, body: Any, status: int) -> Any:
+        if status >= 300:
+            raise with_status(error_from_rest(body, status), status)
+        return body
 
     def _event_result(self, operation: str, payload: Any) -> dict[str, Any]:
         if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
