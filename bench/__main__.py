@@ -5,7 +5,12 @@ separate processes (``wrk`` + ``load.lua``; ``sse_client.py`` for the streaming 
 interleaves the runs of the servers under test so machine noise hits them alike. Reports medians
 and the ratios ours/SDK and ours/ceiling, measured in the same invocation.
 
-Environment: ``BENCH_QUICK=1`` (1 run of 3 s per scenario), ``BENCH_RUNS``, ``BENCH_DURATION``,
+Every load scenario runs in interleaved rounds (``BENCH_RUNS``, at least 5): in each round every
+server under test, and the raw ASGI ceiling, gets one ``wrk`` run; the report gives the median
+of the per-round paired ratios and their range, and the server's CPU time per request
+(utime + stime of its process over the measured window, from ``/proc/PID/stat``).
+
+Environment: ``BENCH_QUICK=1`` (5 rounds of 1 s per scenario), ``BENCH_RUNS``, ``BENCH_DURATION``,
 ``BENCH_ONLY`` (comma-separated scenario-name prefixes), ``BENCH_LOOP``/``BENCH_HTTP`` (see
 ``serve.py``), ``BENCH_TAG`` (a label stored in the JSON).
 """
@@ -34,8 +39,11 @@ RESULTS = BENCH / "results"
 PY = sys.executable
 
 QUICK = os.environ.get("BENCH_QUICK") == "1"
-RUNS = int(os.environ.get("BENCH_RUNS", "1" if QUICK else "3"))
-DURATION = int(os.environ.get("BENCH_DURATION", "3" if QUICK else "5"))
+RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+DURATION = int(os.environ.get("BENCH_DURATION", "1" if QUICK else "4"))
+#: tasks created through SendMessage for the memory-per-task scenario
+FILL = int(os.environ.get("BENCH_FILL", "5000" if QUICK else "20000"))
+CLK_TCK = os.sysconf("SC_CLK_TCK")
 ONLY = [p for p in os.environ.get("BENCH_ONLY", "").split(",") if p]
 BIG = int(os.environ.get("BENCH_BIG", "100000"))
 SMALL = 100  # tasks stored in the "empty" servers so GetTask/ListTasks have something to find
@@ -73,6 +81,16 @@ def rss_kb(pid: int) -> int:
     except OSError:
         pass
     return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (``/proc/PID/stat`` fields 14 and 15)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
 @dataclass
@@ -120,6 +138,11 @@ class Server:
     def rss_kb(self) -> int:
         assert self.proc is not None
         return rss_kb(self.proc.pid)
+
+    @property
+    def cpu_s(self) -> float:
+        assert self.proc is not None
+        return cpu_seconds(self.proc.pid)
 
     def request(self, method: str, path: str, body: str | None) -> tuple[int, Any]:
         data = body.replace("{ID}", f"check-{time.time_ns()}").encode() if body else None
@@ -212,7 +235,7 @@ def wrk(server: Server, shape: Shape, connections: int, duration: int) -> dict[s
 
 
 def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    keys = ("rps", "p50_ms", "p99_ms")
+    keys = ("rps", "p50_ms", "p99_ms", "cpu_us_per_request")
     out: dict[str, Any] = {k: statistics.median(r[k] for r in runs) for k in keys}
     out["errors"] = sum(r["errors"] for r in runs)
     out["runs"] = runs
@@ -227,12 +250,23 @@ class Bench:
     def wanted(self, name: str) -> bool:
         return not ONLY or any(name.startswith(p) for p in ONLY)
 
-    def load(self, name: str, shape_name: str, servers: list[Server], connections: int) -> None:
-        """Interleaved wrk runs of one request shape against several servers."""
+    def load(
+        self,
+        name: str,
+        shape_name: str,
+        servers: list[Server],
+        connections: int,
+        ceiling: Server | None = None,
+    ) -> None:
+        """Interleaved rounds of one request shape against several servers (and the ceiling).
+
+        Each round runs ``wrk`` once per server; ratios are paired per round (ours/sdk and
+        ours/ceiling of the same round), so slow drift of a shared machine cancels out.
+        """
         if not self.wanted(name):
             return
         shape = SHAPES[shape_name]
-        ready: list[Server] = []
+        ready: list[tuple[Server, Shape]] = []
         for server in servers:
             status, obj = server.request(shape.method, shape.path, shape.body)
             problem = shape.check(status, obj)
@@ -240,28 +274,54 @@ class Bench:
                 self.notes.append(f"{name}: {server.name} skipped ({problem[:160]})")
                 log(f"  {name}: {server.name} skipped: {problem[:300]}")
                 continue
-            ready.append(server)
-        runs: dict[str, list[dict[str, Any]]] = {s.name: [] for s in ready}
-        growth: dict[str, list[int]] = {s.name: [0, 0] for s in ready}
-        for server in ready:  # warm-up, not measured
-            wrk(server, shape, connections, 1)
+            ready.append((server, shape))
+        if ceiling is not None:
+            ready.append((ceiling, SHAPES["ceiling"]))
+        runs: dict[str, list[dict[str, Any]]] = {s.name: [] for s, _ in ready}
+        growth: dict[str, list[int]] = {s.name: [0, 0] for s, _ in ready}
+        for server, sh in ready:  # warm-up, not measured
+            wrk(server, sh, connections, 1)
         for _ in range(RUNS):
-            for server in ready:
-                before = server.rss_kb
-                run = wrk(server, shape, connections, DURATION)
+            for server, sh in ready:
+                before, cpu_before = server.rss_kb, server.cpu_s
+                run = wrk(server, sh, connections, DURATION)
+                cpu = server.cpu_s - cpu_before
+                run["cpu_us_per_request"] = cpu * 1e6 / run["requests"] if run["requests"] else 0
                 growth[server.name][0] += server.rss_kb - before
                 growth[server.name][1] += run["requests"]
                 runs[server.name].append(run)
                 log(
                     f"  {name:<22} {server.name:<16} {run['rps']:9.0f} req/s  "
-                    f"p50 {run['p50_ms']:7.2f} ms  p99 {run['p99_ms']:7.2f} ms  err {run['errors']}"
+                    f"p50 {run['p50_ms']:7.2f} ms  p99 {run['p99_ms']:7.2f} ms  "
+                    f"cpu {run['cpu_us_per_request']:6.0f} us/req  err {run['errors']}"
                 )
         entry = self.results.setdefault(name, {"kind": "load", "connections": connections})
-        for server in ready:
+        for server, _ in ready:
             entry[server.name] = median_of(runs[server.name])
             kb, requests = growth[server.name]
-            if shape_name.startswith("send") and requests:
+            if shape_name.startswith("send") and requests and server is not ceiling:
                 entry[server.name]["rss_growth_bytes_per_request"] = kb * 1024 / requests
+        if "ours" in runs:
+            entry["paired"] = paired_ratios(runs)
+
+    def memory(self, servers: list[Server]) -> None:
+        """Memory per task created through the protocol: RSS around FILL blocking SendMessages."""
+        if not self.wanted("memory"):
+            return
+        entry: dict[str, Any] = {"kind": "memory", "tasks": FILL}
+        for server in servers:
+            client("fill", server, 200, 4)  # warm-up: imports, caches, first allocations
+            time.sleep(0.5)
+            before = server.rss_kb
+            result = client("fill", server, FILL, 8)
+            time.sleep(1.0)
+            after = server.rss_kb
+            entry[server.name] = {
+                "bytes_per_task": (after - before) * 1024 / FILL,
+                "failures": result["failures"],
+            }
+            log(f"  memory {server.name}: {entry[server.name]}")
+        self.results["memory per task created by SendMessage"] = entry
 
     def stream(self, servers: list[Server]) -> None:
         if not self.wanted("stream"):
@@ -286,6 +346,34 @@ class Bench:
                 continue
             log(f"  fanout {server.name}: {entry[server.name]}")
         self.results[f"fanout-{FANOUT_SUBSCRIBERS}-subscribers"] = entry
+
+
+def paired_ratios(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Per-round ratios of ours to the others: median and range over the rounds."""
+    out: dict[str, Any] = {}
+    ours = runs["ours"]
+
+    def spread(values: list[float]) -> dict[str, float]:
+        return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+    for other, theirs in runs.items():
+        if other == "ours":
+            continue
+        rates = [o["rps"] / x["rps"] for o, x in zip(ours, theirs, strict=True) if x["rps"]]
+        if rates:
+            out[f"rps_vs_{other}"] = spread(rates)
+        # their CPU per request / ours: 1.0 means "costs no more than they do"
+        cpu = [
+            x["cpu_us_per_request"] / o["cpu_us_per_request"]
+            for o, x in zip(ours, theirs, strict=True)
+            if o["cpu_us_per_request"] and x["cpu_us_per_request"]
+        ]
+        if cpu:
+            out[f"cpu_vs_{other}"] = spread(cpu)
+    tails = [r["p99_ms"] / r["p50_ms"] for r in ours if r["p50_ms"]]
+    if tails:
+        out["p99_over_p50"] = spread(tails)
+    return out
 
 
 def client(mode: str, server: Server, *args: int) -> dict[str, Any]:
@@ -349,34 +437,29 @@ def main() -> None:
     with group([ceiling, sdk, ours]):
         b.load("ceiling c=1", "ceiling", [ceiling], 1)
         b.load("ceiling c=32", "ceiling", [ceiling], 32)
-        b.load("GetTask rpc c=32", "get-rpc", [sdk, ours], 32)
-        b.load("GetTask rest c=32", "get-rest", [sdk, ours], 32)
+        b.load("GetTask rpc c=32", "get-rpc", [sdk, ours], 32, ceiling)
+        b.load("GetTask rest c=32", "get-rest", [sdk, ours], 32, ceiling)
         b.load("ListTasks rpc c=1", "list-rpc", [sdk, ours], 1)
         b.stream([sdk, ours])
         b.fanout([sdk, ours])
-        b.load("SendMessage rpc c=1", "send-rpc", [sdk, ours], 1)
-        b.load("SendMessage rpc c=32", "send-rpc", [sdk, ours], 32)
-        b.load("SendMessage rest c=1", "send-rest", [sdk, ours], 1)
-        b.load("SendMessage rest c=32", "send-rest", [sdk, ours], 32)
+        b.load("SendMessage rpc c=1", "send-rpc", [sdk, ours], 1, ceiling)
+        b.load("SendMessage rpc c=32", "send-rpc", [sdk, ours], 32, ceiling)
+        b.load("SendMessage rest c=1", "send-rest", [sdk, ours], 1, ceiling)
+        b.load("SendMessage rest c=32", "send-rest", [sdk, ours], 32, ceiling)
 
-    # Group 2: BIG tasks stored through the storage API before serving.
-    if any(b.wanted(p) for p in ("big", "memory")):
+    # Group 1b: memory per task created through the protocol, on fresh servers.
+    if b.wanted("memory"):
+        sdk_mem = Server("sdk", "sdk", 0)
+        ours_mem = Server("ours", "ours", 0)
+        with group([sdk_mem, ours_mem]):
+            b.memory([sdk_mem, ours_mem])
+
+    # Group 2: BIG tasks stored through the storage API before serving (the store's size, not
+    # its memory per task: that is measured through the protocol in group 1b).
+    if b.wanted("big"):
         sdk_big = Server("sdk", "sdk", BIG)
         ours_big = Server("ours", "ours", BIG)
         with group([sdk_big, ours_big]):
-            b.results["memory per stored task"] = {
-                "kind": "memory",
-                "tasks": BIG,
-                **{
-                    s.name: {
-                        "bytes_per_task": (s.info["rss_after_kb"] - s.info["rss_before_kb"])
-                        * 1024
-                        / BIG
-                    }
-                    for s in (sdk_big, ours_big)
-                },
-            }
-            log(f"  memory: {b.results['memory per stored task']}")
             k = f"{BIG // 1000}k"
             b.load(f"big: GetTask rpc c=32 ({k} tasks)", "get-rpc", [sdk_big, ours_big], 32)
             # c=1: the SDK sorts every stored task per call; more would only queue up.
@@ -384,13 +467,18 @@ def main() -> None:
             b.load(f"big: SendMessage rpc c=32 ({k} tasks)", "send-rpc", [sdk_big, ours_big], 32)
 
     # Group 3: SQLite storage (ours only; the SDK's SQL stores need SQLAlchemy).
+    # "ours" is SQLite here; its rounds interleave our memory store ("memory") and the SDK's
+    # in-memory store, so both ratios are paired per round.
     if b.wanted("sqlite"):
         ours_sql = Server("ours", "ours-sqlite", SMALL)
+        memory = Server("memory", "ours", SMALL)
+        sdk_mem = Server("sdk", "sdk", SMALL)
+        trio = [sdk_mem, memory, ours_sql]
         try:
-            with group([ours_sql]):
-                b.load("sqlite: GetTask rpc c=32", "get-rpc", [ours_sql], 32)
-                b.load("sqlite: SendMessage rpc c=1", "send-rpc", [ours_sql], 1)
-                b.load("sqlite: SendMessage rpc c=32", "send-rpc", [ours_sql], 32)
+            with group(trio):
+                b.load("sqlite: GetTask rpc c=32", "get-rpc", trio, 32)
+                b.load("sqlite: SendMessage rpc c=1", "send-rpc", trio, 1)
+                b.load("sqlite: SendMessage rpc c=32", "send-rpc", trio, 32)
         except Exception as exc:
             b.notes.append(f"sqlite: skipped ({exc})")
 

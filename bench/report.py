@@ -19,6 +19,16 @@ def _ratio(a: Any, b: Any) -> str:
     return f"**{a / b:.2f}x**"
 
 
+def _spread(value: Any, bold: bool = True) -> str:
+    """``median [min-max]`` of a paired ratio, or a dash."""
+    if not value:
+        return "—"
+    median = f"{value['median']:.2f}x"
+    if bold:
+        median = f"**{median}**"
+    return f"{median} [{value['min']:.2f}-{value['max']:.2f}]"
+
+
 def markdown(report: dict[str, Any]) -> str:
     results: dict[str, Any] = report["results"]
     m = report["machine"]
@@ -27,37 +37,37 @@ def markdown(report: dict[str, Any]) -> str:
         f"(loop {m['loop']}, http {m['http']}, 1 worker, access log off), {m['wrk']}; "
         f"load average at the end {', '.join(f'{x:.1f}' for x in m.get('loadavg_at_end', []))}"
         " (a shared machine).",
-        f"Runs: median of {report['runs']} x {report['duration_s']} s"
+        f"Rounds: {report['runs']} interleaved x {report['duration_s']} s per server"
         + (" (quick mode)" if report["quick"] else "")
         + f"; whole benchmark {report['elapsed_s']} s."
         + (f" Tag: {report['tag']}." if report.get("tag") else ""),
         "",
-        "| scenario | ours req/s | a2a-sdk req/s | ours/sdk | ours/ceiling | p50 ms ours / sdk "
-        "| p99 ms ours / sdk |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "Ratios are medians of per-round paired ratios, [min-max] over the rounds. CPU is the "
+        "server process's utime+stime per request; *ceiling CPU / ours* is 1.00x when we cost "
+        "no more than the raw ASGI app. Rows under *sqlite* compare our SQLite store (ours) "
+        "with our memory store and the SDK's in-memory store in the same rounds.",
+        "",
+        "| scenario | ours req/s | a2a-sdk req/s | ours/sdk | ours/memory | ours/ceiling "
+        "| CPU us/req ours / sdk / ceiling | ceiling CPU / ours | p50 ms ours / sdk "
+        "| p99 ms ours / sdk | ours p99/p50 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    ceilings = {
-        r["connections"]: r.get("ceiling", {}).get("rps")
-        for name, r in results.items()
-        if name.startswith("ceiling")
-    }
     for name, r in results.items():
         if r["kind"] != "load":
             continue
-        if name.startswith("ceiling"):
-            c = r.get("ceiling", {})
-            lines.append(
-                f"| {name} (raw ASGI) | {_f(c.get('rps'))} | | | 1.00x | {_f(c.get('p50_ms'), 2)} "
-                f"| {_f(c.get('p99_ms'), 2)} |"
-            )
-            continue
-        ours, sdk = r.get("ours", {}), r.get("sdk", {})
+        ours = r.get("ceiling", {}) if name.startswith("ceiling") else r.get("ours", {})
+        sdk, ceiling, paired = r.get("sdk", {}), r.get("ceiling", {}), r.get("paired", {})
+        label = f"{name} (raw ASGI)" if name.startswith("ceiling") else name
         lines.append(
-            f"| {name} | {_f(ours.get('rps'))} | {_f(sdk.get('rps'))} "
-            f"| {_ratio(ours.get('rps'), sdk.get('rps'))} "
-            f"| {_ratio(ours.get('rps'), ceilings.get(r['connections']))} "
+            f"| {label} | {_f(ours.get('rps'))} | {_f(sdk.get('rps'))} "
+            f"| {_spread(paired.get('rps_vs_sdk'))} | {_spread(paired.get('rps_vs_memory'))} "
+            f"| {_spread(paired.get('rps_vs_ceiling'))} "
+            f"| {_f(ours.get('cpu_us_per_request'))} / {_f(sdk.get('cpu_us_per_request'))} "
+            f"/ {_f(ceiling.get('cpu_us_per_request'))} "
+            f"| {_spread(paired.get('cpu_vs_ceiling'))} "
             f"| {_f(ours.get('p50_ms'), 2)} / {_f(sdk.get('p50_ms'), 2)} "
-            f"| {_f(ours.get('p99_ms'), 2)} / {_f(sdk.get('p99_ms'), 2)} |"
+            f"| {_f(ours.get('p99_ms'), 2)} / {_f(sdk.get('p99_ms'), 2)} "
+            f"| {_spread(paired.get('p99_over_p50'), bold=False)} |"
         )
     lines += ["", "| scenario | ours | a2a-sdk | ratio |", "|---|---:|---:|---:|"]
     for name, r in results.items():

@@ -5,6 +5,8 @@ lines), so the client costs as little as possible and measures the server, not i
 
 - ``stream``: SendStreamingMessage ``stream N``, R times in a row; time to first event and
   events/s per stream. Prints one JSON line.
+- ``fill``: N blocking SendMessage requests over K keep-alive connections (the tasks a user
+  creates through the protocol; the memory-per-task scenario measures the server's RSS around it).
 - ``fanout``: one SendStreamingMessage ``fanout PATH N MS`` starts a task; S subscribers
   (SubscribeToTask) join; then PATH is created and the agent emits N stamped events; each
   subscriber's delivery latency per event (receipt minus stamp). Prints one JSON line.
@@ -187,11 +189,60 @@ async def fanout_mode(port: int, subscribers: int, n: int, interval_ms: int) -> 
     }
 
 
+async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    head = await reader.readuntil(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    lower = head.lower()
+    if b"transfer-encoding: chunked" in lower:
+        body = b""
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            data = await reader.readexactly(size + 2)
+            if size == 0:
+                return status, body
+            body += data[:-2]
+    m = re.search(rb"content-length: *(\d+)", lower)
+    return status, await reader.readexactly(int(m.group(1)) if m else 0)
+
+
+async def fill_mode(port: int, n: int, connections: int) -> dict[str, Any]:
+    """Create ``n`` tasks with SendMessage (HTTP/1.1 keep-alive), ``connections`` at a time."""
+    left = n
+    failures = 0
+    t0 = time.perf_counter()
+
+    async def worker(k: int) -> None:
+        nonlocal left, failures
+        reader, writer = await asyncio.open_connection(HOST, port, limit=1 << 20)
+        i = 0
+        while left > 0:
+            left -= 1
+            i += 1
+            body = rpc("SendMessage", send_params(f"fill {k}-{i}"))
+            writer.write(
+                (
+                    f"POST / HTTP/1.1\r\nHost: {HOST}:{port}\r\n"
+                    "Content-Type: application/json\r\nA2A-Version: 1.0\r\n"
+                    f"Content-Length: {len(body)}\r\n\r\n"
+                ).encode()
+                + body
+            )
+            status, answer = await _read_response(reader)
+            if status != 200 or b"TASK_STATE_COMPLETED" not in answer:
+                failures += 1
+        writer.close()
+
+    await asyncio.gather(*(worker(k) for k in range(connections)))
+    return {"tasks": n, "failures": failures, "seconds": time.perf_counter() - t0}
+
+
 def main() -> None:
     mode, port = sys.argv[1], int(sys.argv[2])
     args = [int(a) for a in sys.argv[3:]]
     if mode == "stream":
         result = asyncio.run(stream_mode(port, *args))
+    elif mode == "fill":
+        result = asyncio.run(fill_mode(port, *args))
     elif mode == "fanout":
         result = asyncio.run(fanout_mode(port, *args))
     else:
