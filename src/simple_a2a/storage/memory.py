@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import zlib
 from bisect import bisect_left, insort
 from collections import Counter, OrderedDict, deque
+from collections.abc import Sequence
 from datetime import datetime
 
 from ..protocol.models import Task, TaskPushNotificationConfig
@@ -41,10 +43,38 @@ def _ms(value: datetime | None) -> int:
     return to_micros(utc_ms(value)) // 1000
 
 
-# A stored task's row: (version, owner, context_id, state, key ms, JSON document or None).
+# A stored task's row: (version, owner, context_id, state, key ms, packed JSON or None).
 # Only atoms, so the garbage collector stops tracking rows: 100,000 stored tasks cost the
-# collector nothing, and a cold task costs its JSON text rather than a tree of models.
+# collector nothing, and a cold task costs its packed JSON rather than a tree of models.
 _Row = tuple[int, "str | None", "str | None", str, int, "bytes | None"]
+
+# Cold tasks and event logs are kept as deflated JSON. A task's JSON is a few hundred bytes, too
+# little for deflate to find repeats in, so it starts from a preset dictionary of what every task
+# and event repeats (keys, enum values, the timestamp's shape): about 40 % of the raw size. Raw
+# deflate (negative window bits, no header or checksum) with a 4 KiB window keeps the
+# (de)compressor's set-up cheap; the most frequent strings come last, closest to the data.
+_ZDICT = (
+    b'"metadata":{"extensions":["referenceTaskIds":["mediaType":"application/json"'
+    b'"filename":"url":"raw":"data":{"name":"description":"lastChunk":true"append":true'
+    b'"TASK_STATE_FAILED""TASK_STATE_CANCELED""TASK_STATE_REJECTED""TASK_STATE_INPUT_REQUIRED"'
+    b'"TASK_STATE_AUTH_REQUIRED""TASK_STATE_WORKING"{"message":{"messageId":"ROLE_AGENT"'
+    b'{"task":{"id":"{"artifactUpdate":{"taskId":"{"statusUpdate":{"taskId":"'
+    b'"status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-01-01T00:00:00.000Z"}'
+    b'"artifacts":[{"artifactId":"","parts":[{"text":"'
+    b'"history":[{"messageId":"","contextId":"","taskId":"","role":"ROLE_USER","parts":[{"text":"'
+    b'"status":{"state":"TASK_STATE_COMPLETED","timestamp":"2026-'
+)
+_WBITS = -12
+
+
+def _pack(data: bytes) -> bytes:
+    packer = zlib.compressobj(6, zlib.DEFLATED, _WBITS, 5, zlib.Z_DEFAULT_STRATEGY, _ZDICT)
+    return packer.compress(data) + packer.flush()
+
+
+def _unpack(packed: bytes) -> bytes:
+    unpacker = zlib.decompressobj(_WBITS, _ZDICT)
+    return unpacker.decompress(packed) + unpacker.flush()
 
 
 class MemoryTaskStore(TaskStore):
@@ -71,7 +101,7 @@ class MemoryTaskStore(TaskStore):
             cold_id, cold = models.popitem(last=False)
             row = self._rows.get(cold_id)
             if row is not None and row[5] is None:
-                self._rows[cold_id] = (*row[:5], cold.to_json())
+                self._rows[cold_id] = (*row[:5], _pack(cold.to_json()))
 
     async def create(self, task: Task, *, owner: str | None = None) -> int:
         if task.id in self._rows:
@@ -87,7 +117,7 @@ class MemoryTaskStore(TaskStore):
         task = self._models.get(task_id)
         if task is None:
             assert row[5] is not None
-            task = Task.model_validate_json(row[5])
+            task = Task.model_validate_json(_unpack(row[5]))
         self._keep_hot(task_id, task)
         return task
 
@@ -182,8 +212,7 @@ class _TaskEvents:
     __slots__ = ("events", "last", "waiters")
 
     def __init__(self) -> None:
-        # Events as LoggedEvent, or as (seq, JSON) once the task finished and cooled down.
-        self.events: deque[LoggedEvent | tuple[int, bytes]] = deque()
+        self.events: deque[LoggedEvent] = deque()
         self.last = 0
         self.waiters: builtins.list[asyncio.Future[bool]] | None = None  # set while someone waits
 
@@ -193,30 +222,49 @@ def _time_out(waiter: asyncio.Future[bool]) -> None:
         waiter.set_result(False)
 
 
-def _decoded(item: LoggedEvent | tuple[int, bytes]) -> LoggedEvent:
-    if isinstance(item, LoggedEvent):
-        return item
-    return LoggedEvent(item[0], StreamResponse.model_validate_json(item[1]))
+def _pack_events(events: deque[LoggedEvent]) -> bytes:
+    """A finished task's log as one packed buffer: the first seq, then one JSON event a line.
+
+    Sequence numbers are contiguous, so the first is all a cold log needs to keep; JSON writes a
+    newline inside a string as an escape, so a raw newline always ends an event.
+    """
+    first = events[0].seq if events else 0
+    return _pack(b"\n".join([b"%d" % first, *(e.event.to_json() for e in events)]))
+
+
+def _unpack_events(packed: bytes) -> builtins.list[LoggedEvent]:
+    first, *lines = _unpack(packed).split(b"\n")
+    seq = int(first)
+    return [
+        LoggedEvent(seq + i, StreamResponse.model_validate_json(line))
+        for i, line in enumerate(lines)
+    ]
 
 
 class MemoryEventLog(EventLog):
     """Keeps the newest ``max_events_per_task`` events of each task.
 
     Each append wakes the task's current waiters (a future each), so a thousand subscribers cost
-    one wake-up each and a slow one never blocks the writer. The logs of all but
-    the ``hot`` most recently finished tasks are kept as JSON (decoded when replayed).
+    one wake-up each and a slow one never blocks the writer. The logs of all but the ``hot``
+    most recently finished tasks are packed into one buffer each (decoded when replayed): a
+    finished task's log then costs a few hundred bytes rather than a deque of models.
     """
 
     def __init__(self, max_events_per_task: int = 10_000, hot: int = 1024) -> None:
         self.max_events_per_task = max_events_per_task
         self.hot = max(1, hot)
         self._logs: dict[str, _TaskEvents] = {}
+        self._cold: dict[str, bytes] = {}
         self._finished: deque[str] = deque()
 
     def _log(self, task_id: str) -> _TaskEvents:
         log = self._logs.get(task_id)
         if log is None:
             log = self._logs[task_id] = _TaskEvents()
+            packed = self._cold.pop(task_id, None)
+            if packed is not None:  # written to or waited on after it cooled down: thaw it
+                log.events.extend(_unpack_events(packed))
+                log.last = log.events[-1].seq if log.events else 0
         return log
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
@@ -238,31 +286,36 @@ class MemoryEventLog(EventLog):
 
     def _compact(self, task_id: str) -> None:
         log = self._logs.get(task_id)
-        if log is None:
-            return
-        log.events = deque(
-            (e.seq, e.event.to_json()) if isinstance(e, LoggedEvent) else e for e in log.events
-        )
+        if log is None or log.waiters or not log.events:
+            return  # gone, followed by someone, or emptied: it stays as it is
+        del self._logs[task_id]
+        self._cold[task_id] = _pack_events(log.events)
+
+    def _events(self, task_id: str) -> Sequence[LoggedEvent]:
+        log = self._logs.get(task_id)
+        if log is not None:
+            return log.events
+        packed = self._cold.get(task_id)
+        return () if packed is None else _unpack_events(packed)
 
     async def read(self, task_id: str, after: int, limit: int | None = None) -> list[LoggedEvent]:
-        log = self._logs.get(task_id)
-        if log is None or after >= log.last:
+        events = self._events(task_id)
+        if not events or after >= events[-1].seq:
             return []
-        events = log.events
-        start = max(0, len(events) - (log.last - after))
+        start = max(0, len(events) - (events[-1].seq - after))
         stop = len(events) if limit is None else min(len(events), start + limit)
-        return [_decoded(events[i]) for i in range(start, stop)]
+        return [events[i] for i in range(start, stop)]
 
     async def last_seq(self, task_id: str) -> int:
         log = self._logs.get(task_id)
-        return log.last if log else 0
+        if log is not None:
+            return log.last
+        events = self._events(task_id)
+        return events[-1].seq if events else 0
 
     async def first_seq(self, task_id: str) -> int:
-        log = self._logs.get(task_id)
-        if not log or not log.events:
-            return 0
-        first = log.events[0]
-        return first.seq if isinstance(first, LoggedEvent) else first[0]
+        events = self._events(task_id)
+        return events[0].seq if events else 0
 
     async def wait(self, task_id: str, after: int, timeout: float) -> bool:
         log = self._log(task_id)
@@ -287,6 +340,7 @@ class MemoryEventLog(EventLog):
 
     async def delete(self, task_id: str) -> None:
         self._logs.pop(task_id, None)
+        self._cold.pop(task_id, None)
 
 
 class MemoryPushConfigStore(PushConfigStore):
