@@ -129,6 +129,10 @@ class A2AModel(BaseModel):
     """Base of all protocol objects; see the module docstring for the wire rules."""
 
     model_config = ConfigDict(
+        # Build each model's validator and serializer on its first use, not at import: most
+        # programs use a fraction of the ~60 protocol models, and building them all cost
+        # ~120 ms of `import simple_a2a` (issue #19).
+        defer_build=True,
         alias_generator=to_camel,
         validate_by_name=True,
         validate_by_alias=True,

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import os
 import sqlite3
 import threading
@@ -143,6 +144,20 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
 )
 
 
+_Outcomes = list[tuple["asyncio.Future[Any]", Any, "BaseException | None"]]
+
+
+def _settle(outcomes: _Outcomes) -> None:
+    """On the event loop: hand each write of a committed (or failed) batch its outcome."""
+    for future, result, exc in outcomes:
+        if future.cancelled():
+            continue
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+
+
 class _Database:
     """The threads and connections of one SQLite file (see the module docstring)."""
 
@@ -157,6 +172,8 @@ class _Database:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._opening = asyncio.Lock()
+        self._pending: list[tuple[Callable[[Conn], Any], asyncio.Future[Any]]] = []
+        self._draining = False  # a _drain is queued or running on the writer thread
 
     def _connect(self) -> Conn:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -243,22 +260,58 @@ class _Database:
         return self._writer, self._reader
 
     async def write(self, fn: Callable[[Conn], T]) -> T:
-        """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction on the writer thread."""
+        """Run ``fn`` atomically on the writer thread; its result comes once it is committed.
 
-        def run() -> T:
-            conn = self._writer_conn
-            assert conn is not None
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(conn)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return result
-
+        Group commit: writes that arrive while the writer is busy wait in ``_pending`` and the
+        writer runs all of them in one ``BEGIN IMMEDIATE`` transaction, each inside its own
+        savepoint (a write that raises is rolled back alone). One transaction, one thread hop
+        and one wake-up of the event loop then serve a whole batch instead of one write.
+        """
         writer, _ = self._executors()
-        return await asyncio.get_running_loop().run_in_executor(writer, run)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        with self._lock:
+            self._pending.append((fn, future))
+            start = not self._draining
+            self._draining = True
+        if start:
+            writer.submit(self._drain, loop)
+        result: T = await future
+        return result
+
+    def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The writer thread: commit batches of pending writes until none is left."""
+        while True:
+            with self._lock:
+                batch, self._pending = self._pending, []
+                if not batch:
+                    self._draining = False
+                    return
+            outcomes = self._commit(batch)
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+                loop.call_soon_threadsafe(_settle, outcomes)
+
+    def _commit(self, batch: list[tuple[Callable[[Conn], Any], asyncio.Future[Any]]]) -> _Outcomes:
+        conn = self._writer_conn
+        outcomes: _Outcomes = []
+        try:
+            assert conn is not None, "the SQLite writer connection is closed"
+            conn.execute("BEGIN IMMEDIATE")
+            for fn, future in batch:
+                conn.execute("SAVEPOINT write")
+                try:
+                    outcomes.append((future, fn(conn), None))
+                except Exception as exc:  # this write is undone; the batch goes on
+                    conn.execute("ROLLBACK TO write")
+                    outcomes.append((future, None, exc))
+                conn.execute("RELEASE write")
+            conn.execute("COMMIT")
+            return outcomes
+        except BaseException as exc:  # the transaction itself failed: none of the batch is stored
+            if conn is not None and conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            return [(future, None, exc) for _, future in batch]
 
     async def read(self, fn: Callable[[Conn], T], *, snapshot: bool = False) -> T:
         """Run ``fn`` on a reader thread's connection (in one transaction if ``snapshot``)."""
