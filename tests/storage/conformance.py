@@ -213,6 +213,39 @@ class StorageConformance(IncrementalUpdateConformance):
         stored = await storage.tasks.get("t1")
         assert stored is not None and stored.version == 1 and stored.task.metadata == {"v": 1}
 
+    async def test_record_creates_and_updates_with_its_event(self, storage: Storage) -> None:
+        """``Storage.record``: the snapshot and its event together, (version, seq) back."""
+        task = make_task("t1")
+        assert await storage.record(
+            task, StreamResponse(task=task), expected_version=None, owner="bob"
+        ) == (1, 1)
+        done = make_task("t1", state=TaskState.COMPLETED)
+        event = StreamResponse(
+            status_update=TaskStatusUpdateEvent(
+                task_id="t1", context_id="ctx-1", status=done.status
+            )
+        )
+        assert await storage.record(done, event, expected_version=1) == (2, 2)
+        stored = await storage.tasks.get("t1")
+        assert stored is not None and (stored.version, stored.owner) == (2, "bob")
+        assert stored.task.to_json() == done.to_json()
+        assert [e.event for e in await storage.events.read("t1", 0)] == [
+            StreamResponse(task=task),
+            event,
+        ]
+
+    async def test_record_refused_by_the_version_guard_logs_nothing(self, storage: Storage) -> None:
+        task = make_task("t1")
+        await storage.record(task, StreamResponse(task=task), expected_version=None)
+        with pytest.raises(ConcurrentUpdateError):
+            await storage.record(task, StreamResponse(task=task), expected_version=5)
+        with pytest.raises(TaskExistsError):
+            await storage.record(task, StreamResponse(task=task), expected_version=None)
+        with pytest.raises(KeyError):
+            await storage.record(make_task("ghost"), StreamResponse(task=task), expected_version=1)
+        assert await storage.events.last_seq("t1") == 1
+        assert await storage.events.last_seq("ghost") == 0
+
     async def test_two_writers_one_wins(self, storage: Storage) -> None:
         await storage.tasks.create(make_task("t1", metadata={}))
         first = make_task("t1", state=TaskState.COMPLETED, metadata={"writer": "a"})

@@ -82,11 +82,26 @@ class _TaskLock:
 
 
 class TaskManager:
+    #: How many tasks' latest snapshots ``record`` remembers (see ``_latest``).
+    LATEST = 1024
+
     def __init__(self, storage: Storage, *, keepalive: float = 15.0) -> None:
         self.storage = storage
         self.keepalive = keepalive
         self.hooks: list[EventHook] = []
         self._locks: dict[str, _TaskLock] = {}
+        # The snapshot this process last wrote, per recently changed task: ``record`` tries it
+        # first instead of reading the task back before every event. Safe with other writers
+        # (another replica, retention): the store's version guard refuses a stale snapshot with
+        # ConcurrentUpdateError (or KeyError), and then the task is read afresh.
+        self._latest: OrderedDict[str, StoredTask] = OrderedDict()
+
+    def _remember(self, stored: StoredTask) -> None:
+        latest = self._latest
+        latest[stored.task.id] = stored
+        latest.move_to_end(stored.task.id)
+        if len(latest) > self.LATEST:
+            latest.popitem(last=False)
 
     def _lock(self, task_id: str) -> _TaskLock:
         lock = self._locks.get(task_id)
@@ -96,10 +111,12 @@ class TaskManager:
 
     async def create(self, task: Task, *, owner: str | None) -> int:
         """Store a new task and log its snapshot as event 1."""
+        event = trusted(StreamResponse, task=task)  # a stored task: valid
         async with self._lock(task.id):
-            await self.storage.tasks.create(task, owner=owner)
-            event = trusted(StreamResponse, task=task)  # a stored task: valid
-            seq = await self.storage.events.append(task.id, event)
+            version, seq = await self.storage.record(
+                task, event, expected_version=None, owner=owner
+            )
+            self._remember(StoredTask(task, version, owner))
         await self._notify(task.id, seq, event, task)
         return seq
 
@@ -110,21 +127,28 @@ class TaskManager:
         (nothing is written then). Retries when another writer changed the task meanwhile.
         """
         async with self._lock(task_id):
+            stored = self._latest.get(task_id)
             for _attempt in range(10):
-                stored = await self.storage.tasks.get(task_id)
                 if stored is None:
-                    raise KeyError(task_id)
+                    stored = await self.storage.tasks.get(task_id)
+                    if stored is None:
+                        raise KeyError(task_id)
                 task = apply_event(stored.task, event)
-                store = self.storage.tasks
+                # Only backends that write parts of a task use the hint (it compares histories).
+                change = (
+                    TaskChange.for_event(event, stored.task, task)
+                    if self.storage.tasks.accepts_change
+                    else None
+                )
                 try:
-                    if store.accepts_change:  # write only what the event changed
-                        change = TaskChange.for_event(event, stored.task, task)
-                        await store.update(task, expected_version=stored.version, change=change)
-                    else:
-                        await store.update(task, expected_version=stored.version)
-                except ConcurrentUpdateError:
+                    version, seq = await self.storage.record(
+                        task, event, expected_version=stored.version, change=change
+                    )
+                except (ConcurrentUpdateError, KeyError):
+                    self._latest.pop(task_id, None)
+                    stored = None  # someone else changed (or deleted) it: read it afresh
                     continue
-                seq = await self.storage.events.append(task_id, event)
+                self._remember(StoredTask(task, version, stored.owner))
                 break
             else:
                 raise ConcurrentUpdateError(f"task {task_id} kept changing; gave up")

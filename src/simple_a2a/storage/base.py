@@ -297,5 +297,31 @@ class Storage(abc.ABC):
     async def open(self) -> None:  # noqa: B027 (optional hook)
         """Connect, create or migrate the schema. Idempotent."""
 
+    async def record(
+        self,
+        task: Task,
+        event: StreamResponse,
+        *,
+        expected_version: int | None,
+        change: TaskChange | None = None,
+        owner: str | None = None,
+    ) -> tuple[int, int]:
+        """Store ``task`` and append ``event`` to its log; returns ``(version, seq)``.
+
+        ``expected_version`` None creates the task (``TaskStore.create``), otherwise it is
+        ``TaskStore.update``'s version guard. This default makes the two calls; a backend that
+        can do both in one transaction overrides it (one round trip, and a snapshot is never
+        stored without its event). Errors are those of ``create``/``update``/``append``.
+        """
+        if expected_version is None:
+            version = await self.tasks.create(task, owner=owner)
+        elif self.tasks.accepts_change:
+            version = await self.tasks.update(
+                task, expected_version=expected_version, change=change
+            )
+        else:
+            version = await self.tasks.update(task, expected_version=expected_version)
+        return version, await self.events.append(task.id, event)
+
     async def close(self) -> None:  # noqa: B027 (optional hook)
         """Release connections. Idempotent."""

@@ -351,11 +351,16 @@ class SQLiteTaskStore(TaskStore):
         self._db = db
 
     async def create(self, task: Task, *, owner: str | None = None) -> int:
+        return await self._db.write(self.creating(task, owner))
+
+    @staticmethod
+    def creating(task: Task, owner: str | None) -> Callable[[Conn], int]:
+        """The statements of :meth:`create`, to run inside a write (``SQLiteStorage.record``)."""
         row = task_row(task)
         core = core_doc(task)
         plan = full_plan(task)
 
-        def run(conn: Conn) -> None:
+        def run(conn: Conn) -> int:
             try:
                 conn.execute(
                     "INSERT INTO tasks (id, context_id, state, ts, owner, version, doc)"
@@ -365,9 +370,9 @@ class SQLiteTaskStore(TaskStore):
             except sqlite3.IntegrityError:
                 raise TaskExistsError(task.id) from None
             write_rows(conn, task.id, plan)
+            return 1
 
-        await self._db.write(run)
-        return 1
+        return run
 
     async def get(self, task_id: str) -> StoredTask | None:
         def run(conn: Conn) -> builtins.list[StoredTask]:
@@ -380,6 +385,13 @@ class SQLiteTaskStore(TaskStore):
     async def update(
         self, task: Task, *, expected_version: int, change: TaskChange | None = None
     ) -> int:
+        return await self._db.write(self.updating(task, expected_version, change))
+
+    @staticmethod
+    def updating(
+        task: Task, expected_version: int, change: TaskChange | None
+    ) -> Callable[[Conn], int]:
+        """The statements of :meth:`update`, to run inside a write (``SQLiteStorage.record``)."""
         row = task_row(task)
         plan = write_plan(task, change)
         core = core_doc(task) if plan.core else None
@@ -406,7 +418,7 @@ class SQLiteTaskStore(TaskStore):
                 f"task {task.id} is at version {current[0]}, not {expected_version}"
             )
 
-        return await self._db.write(run)
+        return run
 
     async def list(self, query: TaskQuery) -> TaskPage:
         sql = list_sql("tasks", query, numbered=False, ts=to_micros, columns=_COLUMNS)
@@ -444,6 +456,13 @@ class SQLiteEventLog(EventLog):
         self.max_events_per_task = max_events_per_task
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
+        seq = await self._db.write(self.appending(task_id, event))
+        self._notifier.notify(task_id)
+        return seq
+
+    def appending(self, task_id: str, event: StreamResponse) -> Callable[[Conn], int]:
+        """The statements of :meth:`append`, to run inside a write (``SQLiteStorage.record``);
+        the caller wakes the waiters (``notify``) once it is committed."""
         doc = event_doc(event)
         keep = self.max_events_per_task
 
@@ -458,9 +477,10 @@ class SQLiteEventLog(EventLog):
                 conn.execute(sql, (task_id, seq - keep))
             return seq
 
-        seq = await self._db.write(run)
+        return run
+
+    def notify(self, task_id: str) -> None:
         self._notifier.notify(task_id)
-        return seq
 
     async def read(self, task_id: str, after: int, limit: int | None = None) -> list[LoggedEvent]:
         def run(conn: Conn) -> list[Any]:
@@ -598,12 +618,37 @@ class SQLiteStorage(Storage):
         self._db = _Database(path, readers, busy_timeout)
         self._notifier = ChangeNotifier(poll_interval, marker=self._db.data_version)
         self.tasks = SQLiteTaskStore(self._db)
-        self.events = SQLiteEventLog(self._db, self._notifier, max_events_per_task)
+        self._events = SQLiteEventLog(self._db, self._notifier, max_events_per_task)
+        self.events = self._events
         self.push_configs = SQLitePushConfigStore(self._db)
         self.push_cursors: PushCursorStore | None = SQLitePushCursorStore(self._db)
 
     async def open(self) -> None:
         await self._db.open()
+
+    async def record(
+        self,
+        task: Task,
+        event: StreamResponse,
+        *,
+        expected_version: int | None,
+        change: TaskChange | None = None,
+        owner: str | None = None,
+    ) -> tuple[int, int]:
+        """The snapshot and its event in one transaction: one trip to the writer, not two."""
+        store = (
+            SQLiteTaskStore.creating(task, owner)
+            if expected_version is None
+            else SQLiteTaskStore.updating(task, expected_version, change)
+        )
+        append = self._events.appending(task.id, event)
+
+        def run(conn: Conn) -> tuple[int, int]:
+            return store(conn), append(conn)
+
+        version, seq = await self._db.write(run)
+        self._events.notify(task.id)
+        return version, seq
 
     async def close(self) -> None:
         await self._notifier.close()
