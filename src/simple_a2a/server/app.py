@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import hashlib
 import json
 import logging
@@ -55,6 +56,24 @@ def _with_defaults(card: AgentCard) -> AgentCard:
     if caps.streaming is None:
         caps = caps.model_copy(update={"streaming": True})
     return card.model_copy(update={"capabilities": caps or AgentCapabilities()})
+
+
+_heap_frozen = False
+
+
+def freeze_startup_heap() -> None:
+    """Move what is alive after startup (modules, models, the app) out of the collector's sight.
+
+    The cyclic garbage collector's full passes otherwise rescan that heap again and again while
+    requests run, and each pass stalls the event loop: in the benchmark (SendMessage, c=32) it
+    put p99 at ~5x p50; frozen, ~3x (bench/README.md). ``gc.freeze()`` changes no collection
+    threshold; it runs once per process, at the first server's startup.
+    """
+    global _heap_frozen
+    if not _heap_frozen:
+        _heap_frozen = True
+        gc.collect()  # what is garbage now is collected, not frozen
+        gc.freeze()
 
 
 class A2AServer:
@@ -172,6 +191,7 @@ class A2AServer:
                     self.retention.start()
                 if self.push is not None:
                     await self.push.start()
+                freeze_startup_heap()
 
     async def shutdown(self) -> None:
         """Let running tasks finish within the grace period, cancel the rest, close storage."""
