@@ -44,6 +44,7 @@ from simple_a2a.storage import (
 )
 
 from .conformance_changes import IncrementalUpdateConformance
+from .conformance_leases import LeaseConformance
 
 StorageFactory = Callable[..., Storage]
 
@@ -144,7 +145,7 @@ def ids(stored: list[StoredTask]) -> list[str]:
     return [s.task.id for s in stored]
 
 
-class StorageConformance(IncrementalUpdateConformance):
+class StorageConformance(IncrementalUpdateConformance, LeaseConformance):
     """Subclass it, set ``durable``, and provide the ``make_storage`` fixture."""
 
     durable: ClassVar[bool] = False

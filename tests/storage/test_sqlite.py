@@ -316,11 +316,13 @@ async def test_a_version_2_file_is_migrated_to_task_rows(tmp_path: Path) -> None
             stored = await store.tasks.get(task.id)
             assert stored is not None and (stored.version, stored.owner) == (3, "o")
             assert stored.task.to_json() == task.to_json()
+        assert store.leases is not None  # migration 4 (#14): the leases table
+        assert await store.leases.acquire("task", "rich", "replica-a", 5)
     finally:
         await store.close()
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 4
         assert conn.execute("SELECT count(*) FROM task_artifacts").fetchone()[0] == 1
         assert conn.execute("SELECT count(*) FROM task_history").fetchone()[0] == 2
         core = conn.execute("SELECT doc FROM tasks WHERE id = 'rich'").fetchone()[0]

@@ -8,7 +8,9 @@ Three seams (PRODUCT.md §5):
   a cursor and awaitable for new events (the base of streaming, replay and push delivery);
 - :class:`PushConfigStore` keeps webhook configurations per task;
 - :class:`PushCursorStore` (optional) is the push outbox: per (task, config) the last event
-  delivered, so deliveries resume after a restart.
+  delivered, so deliveries resume after a restart;
+- :class:`LeaseStore` (optional) says which process runs a task or delivers a push config, so
+  any number of processes can share one storage.
 
 :class:`Storage` bundles them. Objects handed out by a store must be treated as read-only by
 callers (copy before mutating); stores may return shared instances for speed.
@@ -256,8 +258,8 @@ class PushCursorStore(abc.ABC):
     Backends store the dataclass as given (all fields round-trip, ``updated_at`` at ms precision
     at least). On start the dispatcher calls :meth:`pending` and resumes every active cursor
     from ``delivered_seq``; delivery is at least once (a crash between the POST and :meth:`put`
-    repeats one notification). One dispatcher per storage is assumed; several replicas would
-    need a lease on a cursor (not part of this contract yet).
+    repeats one notification). With several processes on one storage, each cursor is delivered
+    by the holder of its ``push`` lease (:class:`LeaseStore`).
 
     Cursors are rows of their own: deleting a push config (:class:`PushConfigStore`) or a task
     does not delete them in the store. Their owners do: the dispatcher deletes a config's cursor
@@ -284,6 +286,58 @@ class PushCursorStore(abc.ABC):
     async def delete(self, task_id: str, config_id: str) -> bool: ...
 
 
+LeaseKind = Literal["task", "push"]
+
+
+@dataclass(frozen=True)
+class Lease:
+    """Time-limited ownership of one thing (a task's execution, a push cursor) by one replica.
+
+    ``kind`` names the namespace (``task``: the key is a task id; ``push``: ``task_id/config``),
+    ``owner`` the replica holding it, ``expires_at`` when it lapses unless renewed (UTC).
+    """
+
+    kind: LeaseKind
+    key: str
+    owner: str
+    expires_at: datetime
+
+
+class LeaseStore(abc.ABC):
+    """Who runs what, when several processes share one storage (``docs/storage.md``, Leases).
+
+    A lease is held by one owner (a replica id) until it expires; the holder renews it by a
+    heartbeat. Every operation is atomic across every process sharing the storage: of any
+    number of concurrent :meth:`acquire` calls on a free or expired lease exactly one wins.
+    Expiry is judged by one clock per store (PostgreSQL: the database's; SQLite: the host's;
+    memory: the process's), so replicas' clocks need not agree.
+    """
+
+    @abc.abstractmethod
+    async def acquire(self, kind: LeaseKind, key: str, owner: str, ttl: float) -> bool:
+        """Take the lease for ``ttl`` seconds if it is free, expired (stealing it from its dead
+        holder) or already ``owner``'s (renewing it); False if another owner holds it."""
+
+    @abc.abstractmethod
+    async def renew(
+        self, kind: LeaseKind, keys: builtins.list[str], owner: str, ttl: float
+    ) -> builtins.list[str]:
+        """Extend ``owner``'s leases among ``keys`` to ``ttl`` seconds from now (also one that
+        expired but was not taken yet); returns the keys renewed — the others were lost."""
+
+    @abc.abstractmethod
+    async def release(self, kind: LeaseKind, key: str, owner: str) -> bool:
+        """Give the lease up; False (and nothing changed) unless ``owner`` holds it."""
+
+    @abc.abstractmethod
+    async def get(self, kind: LeaseKind, key: str) -> Lease | None:
+        """The lease as stored (expired or not), None when nobody holds it."""
+
+    @abc.abstractmethod
+    async def expired(self, kind: LeaseKind, limit: int = 100) -> builtins.list[Lease]:
+        """Leases of ``kind`` past their expiry, oldest first (what a recovery scan takes over)."""
+
+
 class Storage(abc.ABC):
     """The bundle a server runs on: tasks, events and push configs of one agent."""
 
@@ -293,6 +347,9 @@ class Storage(abc.ABC):
     #: The push outbox; ``None`` (backends that predate it) means the dispatcher keeps delivery
     #: progress in memory, so pending notifications do not survive a restart.
     push_cursors: PushCursorStore | None = None
+    #: Leases on tasks and push cursors (``None``: a backend without them; the server then
+    #: assumes it is alone). The memory store's are in-process: one process only.
+    leases: LeaseStore | None = None
 
     async def open(self) -> None:  # noqa: B027 (optional hook)
         """Connect, create or migrate the schema. Idempotent."""

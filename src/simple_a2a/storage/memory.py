@@ -15,10 +15,12 @@ from ..protocol.models import Task, TaskPushNotificationConfig
 from ..protocol.reducer import is_final_event
 from ..protocol.requests import StreamResponse
 from ._common import order_key, to_micros, utc_ms
+from ._leases import MemoryLeaseStore
 from .base import (
     ANY_OWNER,
     ConcurrentUpdateError,
     EventLog,
+    LeaseStore,
     LoggedEvent,
     PushConfigStore,
     PushCursor,
@@ -389,3 +391,5 @@ class MemoryStorage(Storage):
         self.events = MemoryEventLog(max_events_per_task)
         self.push_configs = MemoryPushConfigStore()
         self.push_cursors: PushCursorStore | None = MemoryPushCursorStore()
+        #: in-process leases: memory storage serves one process, so they coordinate only it
+        self.leases: LeaseStore | None = MemoryLeaseStore()

@@ -60,10 +60,12 @@ from ._common import (
     task_row,
 )
 from ._layout import assemble, core_doc, full_plan, split_doc, write_plan
+from ._leases import PostgresLeaseStore, postgres_migration
 from ._pg_layout import TaskSQL
 from .base import (
     ConcurrentUpdateError,
     EventLog,
+    LeaseStore,
     LoggedEvent,
     PushConfigStore,
     PushCursor,
@@ -148,6 +150,7 @@ def migrations(s: str) -> tuple[tuple[Step, ...], ...]:
                 PRIMARY KEY (task_id, position))""",
             _split_documents,
         ),
+        postgres_migration(s),  # 4: leases (which replica runs a task or delivers a push)
     )
 
 
@@ -501,6 +504,7 @@ class PostgresStorage(Storage):
         self.events = PostgresEventLog(self._db, self._notifier, max_events_per_task)
         self.push_configs = PostgresPushConfigStore(self._db)
         self.push_cursors: PushCursorStore | None = PostgresPushCursorStore(self._db)
+        self.leases: LeaseStore | None = PostgresLeaseStore(self._db)
 
     @property
     def schema(self) -> str:

@@ -62,10 +62,12 @@ from ._common import (
     to_micros,
 )
 from ._layout import core_doc, full_plan, write_plan
+from ._leases import SQLITE_MIGRATION, SQLiteLeaseStore
 from ._sqlite_layout import assemble_rows, split_documents, write_rows
 from .base import (
     ConcurrentUpdateError,
     EventLog,
+    LeaseStore,
     LoggedEvent,
     PushConfigStore,
     PushCursor,
@@ -141,6 +143,7 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             PRIMARY KEY (task_id, position)) WITHOUT ROWID""",
         split_documents,
     ),
+    SQLITE_MIGRATION,  # 4: leases (which process runs a task or delivers a push config)
 )
 
 
@@ -622,6 +625,7 @@ class SQLiteStorage(Storage):
         self.events = self._events
         self.push_configs = SQLitePushConfigStore(self._db)
         self.push_cursors: PushCursorStore | None = SQLitePushCursorStore(self._db)
+        self.leases: LeaseStore | None = SQLiteLeaseStore(self._db)
 
     async def open(self) -> None:
         await self._db.open()

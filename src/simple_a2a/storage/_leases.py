@@ -1,0 +1,256 @@
+"""The :class:`~.base.LeaseStore` of each backend: a row per lease, ``(kind, key)`` its key.
+
+- memory: a dict, judged by this process's clock — one process only (it cannot coordinate
+  others, and says so in ``docs/storage.md``);
+- SQLite (migration 4): table ``leases``, ``expires_at`` in µs since the epoch by the host's
+  clock; each operation is one statement inside the writer's ``BEGIN IMMEDIATE`` transaction,
+  so it is atomic against every process writing the file;
+- PostgreSQL (migration 4): table ``leases``, ``expires_at timestamptz`` by the *database's*
+  clock (``clock_timestamp()``), so replicas on hosts whose clocks disagree still agree on
+  expiry. ``acquire`` is one ``INSERT .. ON CONFLICT DO UPDATE .. WHERE`` (the conflicting row
+  is locked and the condition re-checked on its newest version: of two stealers one wins).
+"""
+
+from __future__ import annotations
+
+import builtins
+import time
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from ._common import from_micros
+from .base import Lease, LeaseKind, LeaseStore, StorageError
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from .postgres import _Database as _PgDatabase
+    from .sqlite import _Database as _SQLiteDatabase
+
+#: Migration 4 of each SQL backend.
+SQLITE_MIGRATION = (
+    """CREATE TABLE leases (
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (kind, key)) WITHOUT ROWID""",
+    "CREATE INDEX leases_by_expiry ON leases (kind, expires_at)",
+)
+
+
+def postgres_migration(s: str) -> tuple[str, ...]:
+    return (
+        f"""CREATE TABLE {s}.leases (
+            kind text NOT NULL,
+            key text NOT NULL,
+            owner text NOT NULL,
+            expires_at timestamptz NOT NULL,
+            PRIMARY KEY (kind, key))""",
+        f"CREATE INDEX leases_by_expiry ON {s}.leases (kind, expires_at)",
+    )
+
+
+def _check(kind: str, ttl: float) -> None:
+    if kind not in ("task", "push"):
+        raise ValueError(f"unknown lease kind {kind!r}")
+    if not ttl > 0:
+        raise ValueError(f"a lease needs a positive ttl, got {ttl!r}")
+
+
+def _lease(row: Any, ts: Any) -> Lease:
+    kind, key, owner, expires_at = row
+    if kind not in ("task", "push"):
+        raise StorageError(f"lease {key!r} has unknown kind {kind!r}")
+    checked: LeaseKind = kind
+    return Lease(checked, key, owner, ts(expires_at))
+
+
+class MemoryLeaseStore(LeaseStore):
+    """Leases in a dict: they coordinate the tasks of this process only (memory storage is not
+    shared anyway)."""
+
+    def __init__(self) -> None:
+        self._leases: dict[tuple[str, str], tuple[str, float]] = {}
+
+    async def acquire(self, kind: LeaseKind, key: str, owner: str, ttl: float) -> bool:
+        _check(kind, ttl)
+        now = time.time()
+        held = self._leases.get((kind, key))
+        if held is not None and held[0] != owner and held[1] > now:
+            return False
+        self._leases[(kind, key)] = (owner, now + ttl)
+        return True
+
+    async def renew(
+        self, kind: LeaseKind, keys: builtins.list[str], owner: str, ttl: float
+    ) -> builtins.list[str]:
+        _check(kind, ttl)
+        until = time.time() + ttl
+        renewed = []
+        for key in keys:
+            held = self._leases.get((kind, key))
+            if held is not None and held[0] == owner:
+                self._leases[(kind, key)] = (owner, until)
+                renewed.append(key)
+        return renewed
+
+    async def release(self, kind: LeaseKind, key: str, owner: str) -> bool:
+        held = self._leases.get((kind, key))
+        if held is None or held[0] != owner:
+            return False
+        del self._leases[(kind, key)]
+        return True
+
+    async def get(self, kind: LeaseKind, key: str) -> Lease | None:
+        held = self._leases.get((kind, key))
+        if held is None:
+            return None
+        return Lease(kind, key, held[0], datetime.fromtimestamp(held[1], timezone.utc))
+
+    async def expired(self, kind: LeaseKind, limit: int = 100) -> builtins.list[Lease]:
+        now = time.time()
+        found = sorted(
+            (until, key, owner)
+            for (k, key), (owner, until) in self._leases.items()
+            if k == kind and until <= now
+        )
+        return [
+            Lease(kind, key, owner, datetime.fromtimestamp(until, timezone.utc))
+            for until, key, owner in found[:limit]
+        ]
+
+
+def _micros_now() -> int:
+    return int(time.time() * 1_000_000)
+
+
+class SQLiteLeaseStore(LeaseStore):
+    def __init__(self, db: _SQLiteDatabase) -> None:
+        self._db = db
+
+    async def acquire(self, kind: LeaseKind, key: str, owner: str, ttl: float) -> bool:
+        _check(kind, ttl)
+
+        def run(conn: sqlite3.Connection) -> bool:
+            now = _micros_now()
+            cursor = conn.execute(
+                "INSERT INTO leases (kind, key, owner, expires_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (kind, key) DO UPDATE"
+                " SET owner = excluded.owner, expires_at = excluded.expires_at"
+                " WHERE leases.owner = excluded.owner OR leases.expires_at <= ?",
+                (kind, key, owner, now + int(ttl * 1_000_000), now),
+            )
+            return cursor.rowcount == 1
+
+        return await self._db.write(run)
+
+    async def renew(
+        self, kind: LeaseKind, keys: builtins.list[str], owner: str, ttl: float
+    ) -> builtins.list[str]:
+        _check(kind, ttl)
+        if not keys:
+            return []
+
+        def run(conn: sqlite3.Connection) -> builtins.list[str]:
+            until = _micros_now() + int(ttl * 1_000_000)
+            renewed: builtins.list[str] = []
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                marks = ", ".join("?" * len(chunk))
+                rows = conn.execute(
+                    f"UPDATE leases SET expires_at = ? WHERE kind = ? AND owner = ?"
+                    f" AND key IN ({marks}) RETURNING key",
+                    (until, kind, owner, *chunk),
+                ).fetchall()
+                renewed.extend(row[0] for row in rows)
+            return renewed
+
+        return await self._db.write(run)
+
+    async def release(self, kind: LeaseKind, key: str, owner: str) -> bool:
+        def run(conn: sqlite3.Connection) -> bool:
+            sql = "DELETE FROM leases WHERE kind = ? AND key = ? AND owner = ?"
+            return conn.execute(sql, (kind, key, owner)).rowcount == 1
+
+        return await self._db.write(run)
+
+    async def get(self, kind: LeaseKind, key: str) -> Lease | None:
+        def run(conn: sqlite3.Connection) -> Any:
+            sql = "SELECT kind, key, owner, expires_at FROM leases WHERE kind = ? AND key = ?"
+            return conn.execute(sql, (kind, key)).fetchone()
+
+        row = await self._db.read(run)
+        return None if row is None else _lease(row, from_micros)
+
+    async def expired(self, kind: LeaseKind, limit: int = 100) -> builtins.list[Lease]:
+        def run(conn: sqlite3.Connection) -> builtins.list[Any]:
+            return conn.execute(
+                "SELECT kind, key, owner, expires_at FROM leases"
+                " WHERE kind = ? AND expires_at <= ? ORDER BY expires_at LIMIT ?",
+                (kind, _micros_now(), limit),
+            ).fetchall()
+
+        return [_lease(row, from_micros) for row in await self._db.read(run)]
+
+
+class PostgresLeaseStore(LeaseStore):
+    def __init__(self, db: _PgDatabase) -> None:
+        self._db = db
+        t = f"{db.s}.leases"
+        until = "clock_timestamp() + $4 * interval '1 second'"
+        self._acquire = (
+            f"INSERT INTO {t} AS l (kind, key, owner, expires_at) VALUES ($1, $2, $3, {until})"
+            " ON CONFLICT (kind, key) DO UPDATE"
+            " SET owner = excluded.owner, expires_at = excluded.expires_at"
+            " WHERE l.owner = excluded.owner OR l.expires_at <= clock_timestamp() RETURNING 1"
+        )
+        self._renew = (
+            f"UPDATE {t} SET expires_at = clock_timestamp() + $4 * interval '1 second'"
+            " WHERE kind = $1 AND key = ANY($2::text[]) AND owner = $3 RETURNING key"
+        )
+        self._release = f"DELETE FROM {t} WHERE kind = $1 AND key = $2 AND owner = $3"
+        self._get = f"SELECT kind, key, owner, expires_at FROM {t} WHERE kind = $1 AND key = $2"
+        self._expired = (
+            f"SELECT kind, key, owner, expires_at FROM {t}"
+            " WHERE kind = $1 AND expires_at <= clock_timestamp() ORDER BY expires_at LIMIT $2"
+        )
+
+    async def acquire(self, kind: LeaseKind, key: str, owner: str, ttl: float) -> bool:
+        _check(kind, ttl)
+        found = await self._db.pool.fetchval(self._acquire, kind, key, owner, float(ttl))
+        return bool(found == 1)
+
+    async def renew(
+        self, kind: LeaseKind, keys: builtins.list[str], owner: str, ttl: float
+    ) -> builtins.list[str]:
+        _check(kind, ttl)
+        if not keys:
+            return []
+        rows = await self._db.pool.fetch(self._renew, kind, keys, owner, float(ttl))
+        return [row[0] for row in rows]
+
+    async def release(self, kind: LeaseKind, key: str, owner: str) -> bool:
+        status = await self._db.pool.execute(self._release, kind, key, owner)
+        return bool(status == "DELETE 1")
+
+    async def get(self, kind: LeaseKind, key: str) -> Lease | None:
+        row = await self._db.pool.fetchrow(self._get, kind, key)
+        return None if row is None else _lease(row, _utc)
+
+    async def expired(self, kind: LeaseKind, limit: int = 100) -> builtins.list[Lease]:
+        rows = await self._db.pool.fetch(self._expired, kind, limit)
+        return [_lease(row, _utc) for row in rows]
+
+
+def _utc(value: datetime) -> datetime:
+    return value.astimezone(timezone.utc)
+
+
+__all__ = [
+    "SQLITE_MIGRATION",
+    "MemoryLeaseStore",
+    "PostgresLeaseStore",
+    "SQLiteLeaseStore",
+    "postgres_migration",
+]

@@ -1,0 +1,123 @@
+"""Conformance of leases (``Storage.leases``, issue #14): mixed into ``StorageConformance``.
+
+A lease is one owner's until it expires; acquire is atomic (of concurrent callers exactly one
+wins, in one process or, for durable backends, across instances of the storage); an expired
+lease can be taken over; renew tells the holder which leases it still has.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+
+from simple_a2a.storage import Storage
+from simple_a2a.storage.base import LeaseStore
+
+StorageFactory = Callable[..., Storage]
+
+
+def _leases(storage: Storage) -> LeaseStore:
+    assert storage.leases is not None, "every shipped backend has leases"
+    return storage.leases
+
+
+class LeaseConformance:
+    durable: bool
+
+    async def test_lease_acquire_is_exclusive_until_released(self, storage: Storage) -> None:
+        leases = _leases(storage)
+        assert await leases.get("task", "t1") is None
+        assert await leases.acquire("task", "t1", "replica-a", 30) is True
+        assert await leases.acquire("task", "t1", "replica-b", 30) is False
+        assert await leases.acquire("task", "t1", "replica-a", 30) is True  # its own: renewed
+        lease = await leases.get("task", "t1")
+        assert lease is not None and (lease.kind, lease.key, lease.owner) == (
+            "task",
+            "t1",
+            "replica-a",
+        )
+        now = datetime.now(timezone.utc)
+        assert now + timedelta(seconds=20) < lease.expires_at < now + timedelta(seconds=40)
+        assert await leases.release("task", "t1", "replica-b") is False  # not b's to release
+        assert await leases.release("task", "t1", "replica-a") is True
+        assert await leases.release("task", "t1", "replica-a") is False
+        assert await leases.get("task", "t1") is None
+        assert await leases.acquire("task", "t1", "replica-b", 30) is True
+
+    async def test_lease_kinds_are_separate_namespaces(self, storage: Storage) -> None:
+        leases = _leases(storage)
+        assert await leases.acquire("task", "t1/p1", "a", 30)
+        assert await leases.acquire("push", "t1/p1", "b", 30)
+        assert (await leases.get("push", "t1/p1")).owner == "b"  # type: ignore[union-attr]
+        assert await leases.expired("task") == [] and await leases.expired("push") == []
+
+    async def test_expired_lease_is_listed_and_taken_over(self, storage: Storage) -> None:
+        leases = _leases(storage)
+        assert await leases.acquire("task", "dead", "replica-a", 0.05)
+        assert await leases.acquire("task", "alive", "replica-a", 30)
+        await asyncio.sleep(0.2)
+        expired = await leases.expired("task")
+        assert [(x.key, x.owner) for x in expired] == [("dead", "replica-a")]
+        assert expired[0].expires_at <= datetime.now(timezone.utc) + timedelta(seconds=1)
+        assert await leases.acquire("task", "dead", "replica-b", 30) is True  # stolen
+        assert (await leases.get("task", "dead")).owner == "replica-b"  # type: ignore[union-attr]
+        assert await leases.expired("task") == []
+        # The old holder learns it lost the lease, and keeps the one it still has.
+        assert await leases.renew("task", ["dead", "alive"], "replica-a", 30) == ["alive"]
+        assert await leases.release("task", "dead", "replica-a") is False
+
+    async def test_renew_keeps_an_expired_lease_nobody_took(self, storage: Storage) -> None:
+        leases = _leases(storage)
+        assert await leases.acquire("push", "t/p", "a", 0.05)
+        await asyncio.sleep(0.2)
+        assert await leases.renew("push", ["t/p", "never-held"], "a", 30) == ["t/p"]
+        assert await leases.acquire("push", "t/p", "b", 30) is False
+        assert await leases.expired("push") == []
+        assert await leases.renew("push", [], "a", 30) == []
+
+    async def test_expired_is_oldest_first_and_limited(self, storage: Storage) -> None:
+        leases = _leases(storage)
+        for n in range(5):
+            assert await leases.acquire("task", f"t{n}", "a", 0.01 + n * 0.01)
+        await asyncio.sleep(0.3)
+        assert [x.key for x in await leases.expired("task", limit=3)] == ["t0", "t1", "t2"]
+
+    async def test_concurrent_acquire_has_one_winner(self, storage: Storage) -> None:
+        leases = _leases(storage)
+        won = await asyncio.gather(*(leases.acquire("task", "t", f"r{n}", 30) for n in range(12)))
+        assert won.count(True) == 1
+        # And the same race over an expired lease: one stealer wins.
+        assert await leases.acquire("task", "old", "dead", 0.01)
+        await asyncio.sleep(0.1)
+        won = await asyncio.gather(*(leases.acquire("task", "old", f"r{n}", 30) for n in range(12)))
+        assert won.count(True) == 1
+        winner = (await leases.get("task", "old")).owner  # type: ignore[union-attr]
+        assert winner == f"r{won.index(True)}"
+
+    async def test_leases_are_shared_by_instances(self, make_storage: StorageFactory) -> None:
+        if not self.durable:
+            return  # memory leases coordinate one process only (documented)
+        first, second = make_storage(), make_storage()
+        await first.open()
+        await second.open()
+        try:
+            a, b = _leases(first), _leases(second)
+            racers = [("a", a), ("b", b)] * 3
+            won = await asyncio.gather(
+                *(store.acquire("task", "t", name, 30) for name, store in racers)
+            )
+            winners = {name for (name, _), ok in zip(racers, won, strict=True) if ok}
+            assert len(winners) == 1  # the winner's repeated calls renew; the other never wins
+            holder = (await b.get("task", "t")).owner  # type: ignore[union-attr]
+            assert {holder} == winners
+            other, other_store = ("b", b) if holder == "a" else ("a", a)
+            assert await other_store.acquire("task", "t", other, 30) is False
+            assert await a.acquire("task", "x", "a", 0.05)
+            await asyncio.sleep(0.2)
+            assert [x.key for x in await b.expired("task")] == ["x"]
+            assert await b.acquire("task", "x", "b", 30)
+            assert await a.renew("task", ["x"], "a", 30) == []
+        finally:
+            await first.close()
+            await second.close()
