@@ -121,3 +121,26 @@ class LeaseConformance:
         finally:
             await first.close()
             await second.close()
+
+    async def test_ended_lists_held_tasks_that_reached_a_terminal_state(
+        self, storage: Storage
+    ) -> None:
+        from simple_a2a.protocol.models import TaskState
+
+        from .conformance import make_task
+
+        leases = _leases(storage)
+        for task_id, state in (
+            ("running", TaskState.WORKING),
+            ("canceled", TaskState.CANCELED),
+            ("asks", TaskState.INPUT_REQUIRED),
+            ("done", TaskState.COMPLETED),
+        ):
+            await storage.tasks.create(make_task(task_id, state=state))
+            assert await leases.acquire("task", task_id, "a", 30)
+        await storage.tasks.create(make_task("theirs", state=TaskState.FAILED))
+        assert await leases.acquire("task", "theirs", "b", 30)
+        assert await leases.acquire("push", "done", "a", 30)
+        assert await leases.ended("a") == ["canceled", "done"]
+        assert await leases.ended("b") == ["theirs"]
+        assert await leases.ended("nobody") == []

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import builtins
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from ..protocol.models import TERMINAL_STATES
 from ._common import from_micros
 from .base import Lease, LeaseKind, LeaseStore, StorageError
 
@@ -51,6 +53,16 @@ def postgres_migration(s: str) -> tuple[str, ...]:
     )
 
 
+#: Task states no executor may change any more (spec §4.1.3 terminal states).
+TERMINAL = frozenset(state.value for state in TERMINAL_STATES)
+_ENDED = (
+    "SELECT l.key FROM leases l JOIN tasks t ON t.id = l.key"
+    " WHERE l.kind = 'task' AND l.owner = $1 AND t.state IN ("
+    + ", ".join(f"'{state}'" for state in sorted(TERMINAL))
+    + ") ORDER BY l.key"
+)
+
+
 def _check(kind: str, ttl: float) -> None:
     if kind not in ("task", "push"):
         raise ValueError(f"unknown lease kind {kind!r}")
@@ -70,8 +82,9 @@ class MemoryLeaseStore(LeaseStore):
     """Leases in a dict: they coordinate the tasks of this process only (memory storage is not
     shared anyway)."""
 
-    def __init__(self) -> None:
+    def __init__(self, states: Callable[[str], str | None] | None = None) -> None:
         self._leases: dict[tuple[str, str], tuple[str, float]] = {}
+        self._states = states  # task id -> its state (the memory task store's rows)
 
     async def acquire(self, kind: LeaseKind, key: str, owner: str, ttl: float) -> bool:
         _check(kind, ttl)
@@ -119,6 +132,16 @@ class MemoryLeaseStore(LeaseStore):
             Lease(kind, key, owner, datetime.fromtimestamp(until, timezone.utc))
             for until, key, owner in found[:limit]
         ]
+
+    async def ended(self, owner: str) -> builtins.list[str]:
+        states = self._states
+        if states is None:
+            return []
+        return sorted(
+            key
+            for (kind, key), (holder, _) in self._leases.items()
+            if kind == "task" and holder == owner and states(key) in TERMINAL
+        )
 
 
 def _micros_now() -> int:
@@ -193,6 +216,12 @@ class SQLiteLeaseStore(LeaseStore):
 
         return [_lease(row, from_micros) for row in await self._db.read(run)]
 
+    async def ended(self, owner: str) -> builtins.list[str]:
+        def run(conn: sqlite3.Connection) -> builtins.list[Any]:
+            return conn.execute(_ENDED.replace("$1", "?"), (owner,)).fetchall()
+
+        return [row[0] for row in await self._db.read(run)]
+
 
 class PostgresLeaseStore(LeaseStore):
     def __init__(self, db: _PgDatabase) -> None:
@@ -211,6 +240,7 @@ class PostgresLeaseStore(LeaseStore):
         )
         self._release = f"DELETE FROM {t} WHERE kind = $1 AND key = $2 AND owner = $3"
         self._get = f"SELECT kind, key, owner, expires_at FROM {t} WHERE kind = $1 AND key = $2"
+        self._ended = _ENDED.replace("leases", t).replace("tasks", f"{db.s}.tasks")
         self._expired = (
             f"SELECT kind, key, owner, expires_at FROM {t}"
             " WHERE kind = $1 AND expires_at <= clock_timestamp() ORDER BY expires_at LIMIT $2"
@@ -241,6 +271,9 @@ class PostgresLeaseStore(LeaseStore):
     async def expired(self, kind: LeaseKind, limit: int = 100) -> builtins.list[Lease]:
         rows = await self._db.pool.fetch(self._expired, kind, limit)
         return [_lease(row, _utc) for row in rows]
+
+    async def ended(self, owner: str) -> builtins.list[str]:
+        return [row[0] for row in await self._db.pool.fetch(self._ended, owner)]
 
 
 def _utc(value: datetime) -> datetime:

@@ -337,6 +337,11 @@ class LeaseStore(abc.ABC):
     async def expired(self, kind: LeaseKind, limit: int = 100) -> builtins.list[Lease]:
         """Leases of ``kind`` past their expiry, oldest first (what a recovery scan takes over)."""
 
+    @abc.abstractmethod
+    async def ended(self, owner: str) -> builtins.list[str]:
+        """The tasks whose ``task`` lease ``owner`` holds but which are in a terminal state
+        (ended by another process: a cancel served by another replica). One query."""
+
 
 class Storage(abc.ABC):
     """The bundle a server runs on: tasks, events and push configs of one agent."""

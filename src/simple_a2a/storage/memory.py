@@ -115,6 +115,11 @@ class MemoryTaskStore(TaskStore):
         self._keep_hot(task.id, task)
         return 1
 
+    def state_of(self, task_id: str) -> str | None:
+        """The stored state of a task (None if absent), without decoding it."""
+        row = self._rows.get(task_id)
+        return None if row is None else row[3]
+
     def _task(self, task_id: str, row: _Row) -> Task:
         task = self._models.get(task_id)
         if task is None:
@@ -392,4 +397,4 @@ class MemoryStorage(Storage):
         self.push_configs = MemoryPushConfigStore()
         self.push_cursors: PushCursorStore | None = MemoryPushCursorStore()
         #: in-process leases: memory storage serves one process, so they coordinate only it
-        self.leases: LeaseStore | None = MemoryLeaseStore()
+        self.leases: LeaseStore | None = MemoryLeaseStore(self.tasks.state_of)
