@@ -21,4 +21,6 @@ async def agent(ctx: RequestContext) -> str:
 
 if __name__ == "__main__":
     card = AgentCard(name="restart", description="restart test agent", version="1")
-    server(card, agent, storage=sys.argv[1]).run(port=int(sys.argv[2]), log_level="warning")
+    # Short leases: a killed process's task is recovered within ~1.5 s of its last heartbeat.
+    agent_server = server(card, agent, storage=sys.argv[1], lease_ttl=1.0, lease_scan_interval=0.3)
+    agent_server.run(port=int(sys.argv[2]), log_level="warning")

@@ -38,6 +38,7 @@ from .executor import AgentExecutor
 from .handler import ExtendedCardProvider, RequestHandler
 from .http import CURRENT_REQUEST, DEFAULT_MAX_BODY, JSON, response_media_type, route_path
 from .jsonrpc import JSONRPCBinding
+from .leases import DEFAULT_LEASE_TTL, DEFAULT_SCAN_INTERVAL, attach_leases
 from .push import PushService, PushSettings
 from .rest import RESTBinding, error_response
 from .retention import RetentionSweeper
@@ -100,6 +101,8 @@ class A2AServer:
         retention: timedelta | float | None = None,
         retention_interval: float = 60.0,
         grpc_url: str | None = None,
+        lease_ttl: float = DEFAULT_LEASE_TTL,
+        lease_scan_interval: float = DEFAULT_SCAN_INTERVAL,
     ) -> None:
         #: authentication and authorization (docs/auth.md): the card declares what is enforced
         self.auth = as_policy(auth) if auth is not None else None
@@ -120,6 +123,17 @@ class A2AServer:
             PushService(self.handler, push) if self.card.capabilities.push_notifications else None
         )
         self.recover_interrupted_tasks = recover_interrupted_tasks
+        #: task leases: several processes on one storage (docs/guides/deployment.md)
+        self.leases = (
+            attach_leases(
+                self.handler,
+                self.storage.leases,
+                ttl=lease_ttl,
+                scan_interval=lease_scan_interval,
+            )
+            if self.storage.leases is not None
+            else None
+        )
         #: forget terminal tasks after this long (None: keep everything, the default)
         self.retention = (
             RetentionSweeper(self.storage, _as_ttl(retention), interval=retention_interval)
@@ -185,6 +199,8 @@ class A2AServer:
             if not self._opened:
                 await self.storage.open()
                 self._opened = True
+                if self.leases is not None:
+                    self.leases.start(scan=self.recover_interrupted_tasks)
                 if self.recover_interrupted_tasks:
                     await self.handler.recover()
                 if self.retention is not None:
@@ -196,6 +212,8 @@ class A2AServer:
     async def shutdown(self) -> None:
         """Let running tasks finish within the grace period, cancel the rest, close storage."""
         await self.handler.shutdown(self.shutdown_grace)
+        if self.leases is not None:
+            await self.leases.stop()
         if self.retention is not None:
             await self.retention.stop()
         if self.push is not None:

@@ -24,6 +24,7 @@ from ..protocol import requests as rq
 from ..protocol._base import trusted
 from ..protocol.card import AgentCard
 from ..protocol.models import (
+    ACTIVE_STATES,
     TERMINAL_STATES,
     Message,
     Task,
@@ -38,6 +39,7 @@ from ..protocol.requests import StreamResponse
 from ..storage.base import Storage, StoredTask, TaskQuery
 from .context import CallContext, Caller, RequestContext
 from .executor import AgentExecutor, as_executor, run_executor
+from .leases import TaskLeases, claim_follow_up
 from .tasks import StreamItem, TaskManager
 
 if TYPE_CHECKING:
@@ -49,6 +51,13 @@ ExtendedCardProvider = Callable[[Caller | None], "AgentCard | Awaitable[AgentCar
 MAX_PAGE_SIZE = 100
 RESTART_MESSAGE = "The server restarted while this task was running; it was not finished."
 DEFAULT_PAGE_SIZE = 50
+
+
+def _busy(task_id: str) -> e.A2AError:
+    return e.UnsupportedOperationError(
+        f"task {task_id} is still being worked on; send a follow-up when it asks for input",
+        task_id=task_id,
+    )
 
 
 def trim_history(task: Task, history_length: int | None, cap: int | None) -> Task:
@@ -114,6 +123,8 @@ class RequestHandler:
         #: ``authorize(caller, operation)`` raising PermissionDeniedError (set by ``auth=``)
         self.authorize: Callable[[Caller, str], Awaitable[None]] | None = None
         self.push: PushService | None = None  #: set by simple_a2a.server.push.enable_push
+        #: task leases (several processes on one storage); set by :func:`.leases.attach_leases`
+        self.leases: TaskLeases | None = None
 
     # -- dispatch --
     async def handle(self, operation: str, request: Any, call: CallContext) -> Any:
@@ -229,23 +240,27 @@ class RequestHandler:
                     field="message.contextId",
                 )
             if task.id in self._executions:
-                raise e.UnsupportedOperationError(
-                    f"task {task.id} is still being worked on; send a follow-up when it asks "
-                    "for input",
-                    task_id=task.id,
-                )
+                raise _busy(task.id)
+            if self.leases is not None:
+                task = await claim_follow_up(self.leases, task, lambda: self._visible_task(
+                    task.id, call
+                ), _busy)  # fmt: skip
             message = message.model_copy(update={"context_id": task.context_id})
-            task, seq = await self.tasks.record(task.id, StreamResponse(message=message))
-            task, seq = await self.tasks.record(
-                task.id,
-                StreamResponse(
-                    status_update=TaskStatusUpdateEvent(
-                        task_id=task.id,
-                        context_id=task.context_id or "",
-                        status=status_now(TaskState.SUBMITTED),
-                    )
-                ),
-            )
+            try:
+                task, seq = await self.tasks.record(task.id, StreamResponse(message=message))
+                task, seq = await self.tasks.record(
+                    task.id,
+                    StreamResponse(
+                        status_update=TaskStatusUpdateEvent(
+                            task_id=task.id,
+                            context_id=task.context_id or "",
+                            status=status_now(TaskState.SUBMITTED),
+                        )
+                    ),
+                )
+            except BaseException:
+                await self._release(task.id)
+                raise
             persisted = True
         else:
             context_id = message.context_id or new_id()
@@ -262,6 +277,8 @@ class RequestHandler:
                 metadata=request.metadata,
             )
             persisted = False
+            if self.leases is not None:
+                await self.leases.acquire(task_id)  # a fresh id: always free
         ctx = RequestContext(
             self.tasks,
             task,
@@ -271,11 +288,22 @@ class RequestHandler:
             metadata=request.metadata,
         )
         if config is not None and config.task_push_notification_config is not None:
-            await ctx.ensure_persisted()
-            await self._put_push_config(config.task_push_notification_config, task.id)
-        runner = asyncio.create_task(self._run(ctx), name=f"a2a-task-{task.id}")
-        self._executions[task.id] = _Execution(ctx, runner)
+            try:
+                await ctx.ensure_persisted()
+                await self._put_push_config(config.task_push_notification_config, task.id)
+            except BaseException:
+                await self._release(task.id)
+                raise
+        self._launch(ctx)
         return ctx, seq
+
+    def _launch(self, ctx: RequestContext) -> None:
+        runner = asyncio.create_task(self._run(ctx), name=f"a2a-task-{ctx.task_id}")
+        self._executions[ctx.task_id] = _Execution(ctx, runner)
+
+    async def _release(self, task_id: str) -> None:
+        if self.leases is not None:
+            await self.leases.release(task_id)
 
     async def _previous_turn(self, task_id: str, timeout: float = 5.0) -> None:
         execution = self._executions.get(task_id)
@@ -288,56 +316,74 @@ class RequestHandler:
             await run_executor(self.executor, ctx, timeout=self.executor_timeout)
         finally:
             self._executions.pop(ctx.task_id, None)
+            if not ctx.detached or ctx.task.is_final:  # a detached task keeps it until final
+                await self._release(ctx.task_id)
 
     async def recover(self) -> int:
-        """On start: tasks left ``submitted``/``working`` by a previous process (a crash or
-        restart) are failed with a clear message — or, when the executor declares
-        ``resumable = True``, handed back to it. Returns how many tasks were recovered.
+        """Recover tasks left ``submitted``/``working`` by a process that died: each is failed
+        with :data:`RESTART_MESSAGE` — or, when the executor declares ``resumable = True``,
+        handed back to it (``ctx.resumed``). Returns how many tasks were recovered now.
 
-        With several replicas on one shared database, run this on one of them only (or turn it
-        off with ``recover_interrupted_tasks=False``): it cannot tell a peer's running task from
-        an orphan.
+        With leases (every shipped storage) this is safe in any number of processes at once:
+        it adopts tasks that have no lease at all (left by a version without leases) and takes
+        over those whose lease expired; a task whose replica is alive is left alone, and the
+        lease scan (:mod:`.leases`) keeps recovering as replicas die. Without leases (a custom
+        storage) every active task is taken for an orphan: run it in one process only.
         """
+        active = await self.storage.tasks.active_tasks()
+        if self.leases is not None:
+            orphans = await self.leases.adopt_orphans([stored.task.id for stored in active])
+            return orphans + await self.leases.scan()
         recovered = 0
-        for stored in await self.storage.tasks.active_tasks():
-            task = stored.task
-            if task.id in self._executions:
-                continue
-            recovered += 1
-            if getattr(self.executor, "resumable", False):
-                message = next(
-                    (m for m in reversed(task.history) if m.role.value == "ROLE_USER"), None
-                )
-                if message is not None:
-                    call = CallContext(caller=Caller(stored.owner) if stored.owner else None)
-                    ctx = RequestContext(
-                        self.tasks, task, message=message, persisted=True, call=call, metadata=None
-                    )
-                    ctx.resumed = True
-                    runner = asyncio.create_task(self._run(ctx), name=f"a2a-task-{task.id}")
-                    self._executions[task.id] = _Execution(ctx, runner)
-                    continue
-            try:
-                await self.tasks.record(
-                    task.id,
-                    StreamResponse(
-                        status_update=TaskStatusUpdateEvent(
-                            task_id=task.id,
-                            context_id=task.context_id or "",
-                            status=status_now(
-                                TaskState.FAILED,
-                                Message.agent(
-                                    RESTART_MESSAGE, task_id=task.id, context_id=task.context_id
-                                ),
-                            ),
-                        )
-                    ),
-                )
-            except Exception:
-                log.exception("could not recover task %s", task.id)
+        for stored in active:
+            if stored.task.id not in self._executions:
+                recovered += 1
+                await self._recover_stored(stored)
         if recovered:
             log.warning("recovered %d task(s) interrupted by a restart", recovered)
         return recovered
+
+    async def recover_task(self, task_id: str) -> None:
+        """Recover one task whose lease this process just took over (see :meth:`recover`)."""
+        stored = await self.tasks.get(task_id)
+        if task_id in self._executions:
+            return
+        if stored is None or stored.task.status.state not in ACTIVE_STATES:
+            await self._release(task_id)  # it ended, or waits for input: nothing to run
+            return
+        await self._recover_stored(stored)
+
+    async def _recover_stored(self, stored: StoredTask) -> None:
+        task = stored.task
+        if getattr(self.executor, "resumable", False):
+            message = next((m for m in reversed(task.history) if m.role.value == "ROLE_USER"), None)
+            if message is not None:
+                call = CallContext(caller=Caller(stored.owner) if stored.owner else None)
+                ctx = RequestContext(
+                    self.tasks, task, message=message, persisted=True, call=call, metadata=None
+                )
+                ctx.resumed = True
+                self._launch(ctx)
+                return
+        try:
+            await self.tasks.record(
+                task.id,
+                StreamResponse(
+                    status_update=TaskStatusUpdateEvent(
+                        task_id=task.id,
+                        context_id=task.context_id or "",
+                        status=status_now(
+                            TaskState.FAILED,
+                            Message.agent(
+                                RESTART_MESSAGE, task_id=task.id, context_id=task.context_id
+                            ),
+                        ),
+                    )
+                ),
+            )
+        except Exception:
+            log.exception("could not recover task %s", task.id)
+        await self._release(task.id)
 
     # -- GetTask / ListTasks (spec §3.1.3, §3.1.4) --
     async def get_task(self, request: rq.GetTaskRequest, call: CallContext) -> Task:
@@ -387,15 +433,7 @@ class RequestHandler:
             )
         execution = self._executions.get(request.id)
         if execution is not None:
-            ctx = execution.ctx
-            ctx.cancelled.set()
-            try:
-                result = self.executor.cancel(ctx)
-                if asyncio.iscoroutine(result):
-                    await result
-            except Exception:
-                log.exception("executor.cancel failed for task %s", request.id)
-            self._spawn(self._reap(execution))
+            await self._signal_cancel(execution)
         current = await self.tasks.get(request.id)
         if current is not None and current.task.status.state not in TERMINAL_STATES:
             try:
@@ -416,6 +454,19 @@ class RequestHandler:
                 pass
         final = await self._visible_task(request.id, call)
         return final.task
+
+    async def _signal_cancel(self, execution: _Execution) -> None:
+        """``ctx.cancelled``, the executor's cancel hook, and a reaper after the grace period
+        (a local CancelTask, or one served by another replica: :mod:`.leases`)."""
+        ctx = execution.ctx
+        ctx.cancelled.set()
+        try:
+            result = self.executor.cancel(ctx)
+            if asyncio.iscoroutine(result):
+                await result
+        except Exception:
+            log.exception("executor.cancel failed for task %s", ctx.task_id)
+        self._spawn(self._reap(execution))
 
     async def _reap(self, execution: _Execution) -> None:
         """After the grace period, stop an executor that ignored the cancellation."""

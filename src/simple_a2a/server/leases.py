@@ -1,0 +1,291 @@
+"""Task ownership by lease: several processes (replicas) on one storage behave as one agent.
+
+The replica that runs a task's executor holds the task's lease (``storage.leases``, kind
+``task``) and renews it by a heartbeat. When a replica dies (kill -9, OOM, a lost host) its
+leases stop being renewed; a live replica's scan finds them expired, takes each over (of
+several scanners exactly one wins: :meth:`~simple_a2a.storage.base.LeaseStore.acquire` is
+atomic) and recovers the task: a ``resumable`` executor gets it back, otherwise it is failed
+with the restart message. So no replica is special and none needs configuring: any number can
+start at once, ``uvicorn --workers N`` and restarting containers are safe.
+
+Bounds (defaults): a lease lasts ``ttl`` = 10 s and is renewed every ``ttl / 3``; the scan runs
+every ``scan_interval`` = 2.5 s, so a dead replica's task is recovered within about
+``ttl + scan_interval`` (12.5 s) of its last heartbeat. A replica that finds at its heartbeat
+that it lost a lease (it stalled longer than ``ttl`` and another took the task over) stops its
+executor without writing anything more to the task.
+
+Tasks with no lease at all while ``submitted``/``working`` were left by a version without leases
+(or written by hand): they are adopted at startup (:meth:`TaskLeases.adopt_orphans`).
+
+The scan also notices tasks this replica runs that ended elsewhere — a CancelTask served by
+another replica — every ``watch_interval`` (0.5 s): ``ctx.cancelled`` fires and the executor's
+cancel hook runs, as for a local cancel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from ..protocol.models import Task, TaskState, trusted_status
+from ..protocol.reducer import is_final_event
+from ..protocol.requests import StreamResponse
+from ..storage.base import LeaseStore, StoredTask
+
+if TYPE_CHECKING:
+    from .handler import RequestHandler
+
+log = logging.getLogger("simple_a2a.server")
+
+DEFAULT_LEASE_TTL = 10.0
+DEFAULT_SCAN_INTERVAL = 2.5
+DEFAULT_WATCH_INTERVAL = 0.5
+
+
+def replica_id() -> str:
+    """A name for this process, unique among replicas: host, pid and a random suffix (a
+    restarted process is a new replica; its predecessor's leases expire)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+class TaskLeases:
+    """This replica's task leases: acquire, release, heartbeat and the recovery scan.
+
+    ``recover(task_id)`` is called with the lease held (taken over from a dead replica or an
+    orphan); it resumes the task (keeping the lease) or ends it (and releases it).
+    ``lost(task_id)`` is called when a heartbeat finds a lease taken over by another replica.
+    ``ended(task_ids)`` returns which of the given tasks reached a terminal state (for the
+    cross-replica cancel watch); ``on_ended(task_id)`` is called for each.
+    """
+
+    def __init__(
+        self,
+        store: LeaseStore,
+        *,
+        owner: str | None = None,
+        ttl: float = DEFAULT_LEASE_TTL,
+        scan_interval: float = DEFAULT_SCAN_INTERVAL,
+        watch_interval: float = DEFAULT_WATCH_INTERVAL,
+    ) -> None:
+        if not ttl > 0 or not scan_interval > 0:
+            raise ValueError("lease ttl and scan interval must be positive")
+        self.store = store
+        self.owner = owner or replica_id()
+        self.ttl = ttl
+        self.scan_interval = scan_interval
+        self.watch_interval = watch_interval
+        self.held: set[str] = set()
+        self.recover: Callable[[str], Awaitable[None]] | None = None
+        self.lost: Callable[[str], None] | None = None
+        self.ended: Callable[[list[str]], Awaitable[list[str]]] | None = None
+        self.on_ended: Callable[[str], Awaitable[None]] | None = None
+        self._loops: list[asyncio.Task[None]] = []
+
+    async def acquire(self, task_id: str) -> bool:
+        """Take the task's lease for this replica; False if another replica, or another request
+        of this one, holds it (never two executors on one task)."""
+        if task_id in self.held:
+            return False
+        self.held.add(task_id)  # before the await: a concurrent local caller sees it taken
+        try:
+            if await self.store.acquire("task", task_id, self.owner, self.ttl):
+                return True
+        except BaseException:
+            self.held.discard(task_id)
+            raise
+        self.held.discard(task_id)
+        return False
+
+    def take_over(self, task_id: str) -> None:
+        """Record a lease the store already gave this replica (the scan's acquire)."""
+        self.held.add(task_id)
+
+    async def release(self, task_id: str) -> None:
+        if task_id not in self.held:
+            return
+        self.held.discard(task_id)
+        try:
+            await self.store.release("task", task_id, self.owner)
+        except Exception:  # it expires on its own; the next owner takes it over then
+            log.warning("could not release the lease of task %s", task_id, exc_info=True)
+
+    # -- the background loops --
+    def start(self, *, scan: bool) -> None:
+        """Start the heartbeat (and, if ``scan``, the recovery scan and the cancel watch)."""
+        if self._loops:
+            return
+        loop = asyncio.get_running_loop()
+        self._loops.append(loop.create_task(self._every(self.ttl / 3, self.heartbeat)))
+        if scan:
+            self._loops.append(loop.create_task(self._every(self.scan_interval, self.scan)))
+        if self.ended is not None and self.watch_interval > 0:
+            self._loops.append(loop.create_task(self._every(self.watch_interval, self.watch)))
+
+    async def stop(self) -> None:
+        loops, self._loops = self._loops, []
+        for task in loops:
+            task.cancel()
+        for task in loops:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def _every(self, interval: float, step: Callable[[], Awaitable[object]]) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await step()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the database is away: try again next time
+                log.warning("lease %s failed", getattr(step, "__name__", "step"), exc_info=True)
+
+    async def heartbeat(self) -> None:
+        """Renew every lease held; report the ones another replica took over."""
+        held = list(self.held)
+        if not held:
+            return
+        renewed = set(await self.store.renew("task", held, self.owner, self.ttl))
+        for task_id in held:
+            if task_id not in renewed and task_id in self.held:
+                self.held.discard(task_id)
+                log.error("lost the lease of task %s to another replica; stopping it", task_id)
+                if self.lost is not None:
+                    self.lost(task_id)
+
+    async def scan(self) -> int:
+        """Take over tasks whose lease expired (their replica died); returns how many."""
+        taken = 0
+        for lease in await self.store.expired("task"):
+            if lease.key in self.held:
+                continue  # ours, merely late: the heartbeat renews it
+            if not await self.store.acquire("task", lease.key, self.owner, self.ttl):
+                continue  # another replica was faster
+            log.warning(
+                "task %s: replica %s stopped renewing it; recovering", lease.key, lease.owner
+            )
+            taken += 1
+            await self._recover(lease.key)
+        return taken
+
+    async def adopt_orphans(self, task_ids: list[str]) -> int:
+        """Recover ``submitted``/``working`` tasks that have no lease at all (left by a version
+        without leases); a task that has one belongs to its holder or to the scan."""
+        adopted = 0
+        for task_id in task_ids:
+            if task_id in self.held or await self.store.get("task", task_id) is not None:
+                continue
+            if await self.store.acquire("task", task_id, self.owner, self.ttl):
+                adopted += 1
+                await self._recover(task_id)
+        return adopted
+
+    async def _recover(self, task_id: str) -> None:
+        self.held.add(task_id)
+        try:
+            if self.recover is not None:
+                await self.recover(task_id)
+        except Exception:
+            log.exception("could not recover task %s", task_id)
+            await self.release(task_id)
+
+    async def watch(self) -> None:
+        """Tasks this replica runs that ended elsewhere (a cancel served by another replica)."""
+        if not self.held or self.ended is None:
+            return
+        for task_id in await self.ended(sorted(self.held)):
+            if self.on_ended is not None:
+                await self.on_ended(task_id)
+
+
+async def claim_follow_up(
+    leases: TaskLeases,
+    task: Task,
+    reread: Callable[[], Awaitable[StoredTask]],
+    busy: Callable[[str], Exception],
+    patience: float = 5.0,
+) -> Task:
+    """Take the lease of a task a follow-up message is for; return the task as of holding it.
+
+    Another holder means another request runs the task — here or on another replica. If the
+    task waits for input, that holder's turn is just ending (its lease goes once its executor
+    returns): wait up to ``patience`` seconds. Otherwise, or when a concurrent follow-up won
+    (the task left the interrupted state), raise ``busy(task_id)``: of two follow-ups exactly
+    one runs. The task is re-read once held, as it may have changed meanwhile.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + patience
+    while not await leases.acquire(task.id):
+        if not task.is_interrupted or loop.time() > deadline:
+            raise busy(task.id)
+        await asyncio.sleep(0.02)
+        task = (await reread()).task
+    try:
+        task = (await reread()).task
+    except BaseException:
+        await leases.release(task.id)
+        raise
+    if task.is_terminal:  # ended meanwhile: the caller's checks refuse it
+        await leases.release(task.id)
+        raise busy(task.id)
+    return task
+
+
+def attach_leases(
+    handler: RequestHandler,
+    store: LeaseStore,
+    *,
+    ttl: float = DEFAULT_LEASE_TTL,
+    scan_interval: float = DEFAULT_SCAN_INTERVAL,
+    watch_interval: float = DEFAULT_WATCH_INTERVAL,
+) -> TaskLeases:
+    """Give a handler task leases: it then claims each task it runs, and recovers the tasks of
+    dead replicas (what :class:`~simple_a2a.server.app.A2AServer` does when its storage has
+    leases)."""
+    leases = TaskLeases(store, ttl=ttl, scan_interval=scan_interval, watch_interval=watch_interval)
+    executions = handler._executions
+
+    def lost(task_id: str) -> None:
+        execution = executions.get(task_id)
+        if execution is None:
+            return
+        ctx = execution.ctx
+        # Another replica runs the task now: this executor must write nothing more. A terminal
+        # state on the handle makes every verb refuse locally (no write) and the runner's
+        # clean-up a no-op.
+        ctx._task = ctx.task.model_copy(update={"status": trusted_status(TaskState.FAILED)})
+        ctx.cancelled.set()
+        execution.runner.cancel()
+
+    async def ended(task_ids: list[str]) -> list[str]:
+        return await store.ended(leases.owner)
+
+    async def on_ended(task_id: str) -> None:
+        execution = executions.get(task_id)
+        if execution is None:  # a detached task ended elsewhere: nothing runs it here
+            await leases.release(task_id)
+            return
+        if execution.ctx.cancelled.is_set():
+            return  # signalled already; the runner releases the lease when it ends
+        stored = await handler.tasks.get(task_id)
+        if stored is not None and stored.task.is_terminal:
+            execution.ctx._task = stored.task
+            await handler._signal_cancel(execution)
+
+    async def release_when_final(task_id: str, seq: int, event: StreamResponse, task: Task) -> None:
+        # A detached task keeps its lease after its runner returned, until it ends.
+        if task_id in leases.held and task_id not in executions and is_final_event(event):
+            await leases.release(task_id)
+
+    leases.recover = handler.recover_task
+    leases.lost = lost
+    leases.ended = ended
+    leases.on_ended = on_ended
+    handler.tasks.hooks.append(release_when_final)
+    handler.leases = leases
+    return leases
