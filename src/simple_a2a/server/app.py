@@ -38,7 +38,7 @@ from .executor import AgentExecutor
 from .handler import ExtendedCardProvider, RequestHandler
 from .http import CURRENT_REQUEST, DEFAULT_MAX_BODY, JSON, response_media_type, route_path
 from .jsonrpc import JSONRPCBinding
-from .leases import DEFAULT_LEASE_TTL, DEFAULT_SCAN_INTERVAL, attach_leases
+from .leases import DEFAULT_LEASE_TTL, DEFAULT_SCAN_INTERVAL, LeaseKeeper, attach_leases
 from .push import PushService, PushSettings
 from .rest import RESTBinding, error_response
 from .retention import RetentionSweeper
@@ -134,6 +134,16 @@ class A2AServer:
             if self.storage.leases is not None
             else None
         )
+        if self.push is not None and self.leases is not None:
+            self.push.dispatcher.use_leases(
+                LeaseKeeper(
+                    self.leases.store,
+                    kind="push",
+                    owner=self.leases.owner,
+                    ttl=lease_ttl,
+                    scan_interval=lease_scan_interval,
+                )
+            )
         #: forget terminal tasks after this long (None: keep everything, the default)
         self.retention = (
             RetentionSweeper(self.storage, _as_ttl(retention), interval=retention_interval)

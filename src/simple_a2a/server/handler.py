@@ -24,9 +24,7 @@ from ..protocol import requests as rq
 from ..protocol._base import trusted
 from ..protocol.card import AgentCard
 from ..protocol.models import (
-    ACTIVE_STATES,
     TERMINAL_STATES,
-    Message,
     Task,
     TaskPushNotificationConfig,
     TaskState,
@@ -37,9 +35,10 @@ from ..protocol.models import (
 )
 from ..protocol.requests import StreamResponse
 from ..storage.base import Storage, StoredTask, TaskQuery
+from . import recovery
 from .context import CallContext, Caller, RequestContext
 from .executor import AgentExecutor, as_executor, run_executor
-from .leases import TaskLeases, claim_follow_up
+from .leases import LeaseKeeper, claim_follow_up
 from .tasks import StreamItem, TaskManager
 
 if TYPE_CHECKING:
@@ -49,7 +48,7 @@ log = logging.getLogger("simple_a2a.server")
 
 ExtendedCardProvider = Callable[[Caller | None], "AgentCard | Awaitable[AgentCard]"]
 MAX_PAGE_SIZE = 100
-RESTART_MESSAGE = "The server restarted while this task was running; it was not finished."
+RESTART_MESSAGE = recovery.RESTART_MESSAGE
 DEFAULT_PAGE_SIZE = 50
 
 
@@ -124,7 +123,7 @@ class RequestHandler:
         self.authorize: Callable[[Caller, str], Awaitable[None]] | None = None
         self.push: PushService | None = None  #: set by simple_a2a.server.push.enable_push
         #: task leases (several processes on one storage); set by :func:`.leases.attach_leases`
-        self.leases: TaskLeases | None = None
+        self.leases: LeaseKeeper | None = None
 
     # -- dispatch --
     async def handle(self, operation: str, request: Any, call: CallContext) -> Any:
@@ -320,70 +319,12 @@ class RequestHandler:
                 await self._release(ctx.task_id)
 
     async def recover(self) -> int:
-        """Recover tasks left ``submitted``/``working`` by a process that died: each is failed
-        with :data:`RESTART_MESSAGE` — or, when the executor declares ``resumable = True``,
-        handed back to it (``ctx.resumed``). Returns how many tasks were recovered now.
-
-        With leases (every shipped storage) this is safe in any number of processes at once:
-        it adopts tasks that have no lease at all (left by a version without leases) and takes
-        over those whose lease expired; a task whose replica is alive is left alone, and the
-        lease scan (:mod:`.leases`) keeps recovering as replicas die. Without leases (a custom
-        storage) every active task is taken for an orphan: run it in one process only.
-        """
-        active = await self.storage.tasks.active_tasks()
-        if self.leases is not None:
-            orphans = await self.leases.adopt_orphans([stored.task.id for stored in active])
-            return orphans + await self.leases.scan()
-        recovered = 0
-        for stored in active:
-            if stored.task.id not in self._executions:
-                recovered += 1
-                await self._recover_stored(stored)
-        if recovered:
-            log.warning("recovered %d task(s) interrupted by a restart", recovered)
-        return recovered
+        """Recover the tasks of processes that died (see :func:`.recovery.recover`)."""
+        return await recovery.recover(self)
 
     async def recover_task(self, task_id: str) -> None:
-        """Recover one task whose lease this process just took over (see :meth:`recover`)."""
-        stored = await self.tasks.get(task_id)
-        if task_id in self._executions:
-            return
-        if stored is None or stored.task.status.state not in ACTIVE_STATES:
-            await self._release(task_id)  # it ended, or waits for input: nothing to run
-            return
-        await self._recover_stored(stored)
-
-    async def _recover_stored(self, stored: StoredTask) -> None:
-        task = stored.task
-        if getattr(self.executor, "resumable", False):
-            message = next((m for m in reversed(task.history) if m.role.value == "ROLE_USER"), None)
-            if message is not None:
-                call = CallContext(caller=Caller(stored.owner) if stored.owner else None)
-                ctx = RequestContext(
-                    self.tasks, task, message=message, persisted=True, call=call, metadata=None
-                )
-                ctx.resumed = True
-                self._launch(ctx)
-                return
-        try:
-            await self.tasks.record(
-                task.id,
-                StreamResponse(
-                    status_update=TaskStatusUpdateEvent(
-                        task_id=task.id,
-                        context_id=task.context_id or "",
-                        status=status_now(
-                            TaskState.FAILED,
-                            Message.agent(
-                                RESTART_MESSAGE, task_id=task.id, context_id=task.context_id
-                            ),
-                        ),
-                    )
-                ),
-            )
-        except Exception:
-            log.exception("could not recover task %s", task.id)
-        await self._release(task.id)
+        """Recover one task whose lease this process just took over."""
+        await recovery.recover_task(self, task_id)
 
     # -- GetTask / ListTasks (spec §3.1.3, §3.1.4) --
     async def get_task(self, request: rq.GetTaskRequest, call: CallContext) -> Task:

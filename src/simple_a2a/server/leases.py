@@ -15,7 +15,7 @@ that it lost a lease (it stalled longer than ``ttl`` and another took the task o
 executor without writing anything more to the task.
 
 Tasks with no lease at all while ``submitted``/``working`` were left by a version without leases
-(or written by hand): they are adopted at startup (:meth:`TaskLeases.adopt_orphans`).
+(or written by hand): they are adopted at startup (:meth:`LeaseKeeper.adopt_orphans`).
 
 The scan also notices tasks this replica runs that ended elsewhere — a CancelTask served by
 another replica — every ``watch_interval`` (0.5 s): ``ctx.cancelled`` fires and the executor's
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from ..protocol.models import Task, TaskState, trusted_status
 from ..protocol.reducer import is_final_event
 from ..protocol.requests import StreamResponse
-from ..storage.base import LeaseStore, StoredTask
+from ..storage.base import LeaseKind, LeaseStore, StoredTask
 
 if TYPE_CHECKING:
     from .handler import RequestHandler
@@ -54,8 +54,9 @@ def replica_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
-class TaskLeases:
-    """This replica's task leases: acquire, release, heartbeat and the recovery scan.
+class LeaseKeeper:
+    """This replica's leases of one kind (``task``; ``push``: see :mod:`.push.delivery`):
+    acquire, release, heartbeat and the recovery scan.
 
     ``recover(task_id)`` is called with the lease held (taken over from a dead replica or an
     orphan); it resumes the task (keeping the lease) or ends it (and releases it).
@@ -68,6 +69,7 @@ class TaskLeases:
         self,
         store: LeaseStore,
         *,
+        kind: LeaseKind = "task",
         owner: str | None = None,
         ttl: float = DEFAULT_LEASE_TTL,
         scan_interval: float = DEFAULT_SCAN_INTERVAL,
@@ -76,6 +78,7 @@ class TaskLeases:
         if not ttl > 0 or not scan_interval > 0:
             raise ValueError("lease ttl and scan interval must be positive")
         self.store = store
+        self.kind: LeaseKind = kind
         self.owner = owner or replica_id()
         self.ttl = ttl
         self.scan_interval = scan_interval
@@ -88,13 +91,13 @@ class TaskLeases:
         self._loops: list[asyncio.Task[None]] = []
 
     async def acquire(self, task_id: str) -> bool:
-        """Take the task's lease for this replica; False if another replica, or another request
-        of this one, holds it (never two executors on one task)."""
+        """Take the lease for this replica; False if another replica, or another user in this
+        one, holds it (never two executors on one task, two workers on one push config)."""
         if task_id in self.held:
             return False
         self.held.add(task_id)  # before the await: a concurrent local caller sees it taken
         try:
-            if await self.store.acquire("task", task_id, self.owner, self.ttl):
+            if await self.store.acquire(self.kind, task_id, self.owner, self.ttl):
                 return True
         except BaseException:
             self.held.discard(task_id)
@@ -111,9 +114,9 @@ class TaskLeases:
             return
         self.held.discard(task_id)
         try:
-            await self.store.release("task", task_id, self.owner)
+            await self.store.release(self.kind, task_id, self.owner)
         except Exception:  # it expires on its own; the next owner takes it over then
-            log.warning("could not release the lease of task %s", task_id, exc_info=True)
+            log.warning("could not release the %s lease %s", self.kind, task_id, exc_info=True)
 
     # -- the background loops --
     def start(self, *, scan: bool) -> None:
@@ -150,24 +153,27 @@ class TaskLeases:
         held = list(self.held)
         if not held:
             return
-        renewed = set(await self.store.renew("task", held, self.owner, self.ttl))
+        renewed = set(await self.store.renew(self.kind, held, self.owner, self.ttl))
         for task_id in held:
             if task_id not in renewed and task_id in self.held:
                 self.held.discard(task_id)
-                log.error("lost the lease of task %s to another replica; stopping it", task_id)
+                log.error("lost the %s lease %s to another replica; stopping", self.kind, task_id)
                 if self.lost is not None:
                     self.lost(task_id)
 
     async def scan(self) -> int:
         """Take over tasks whose lease expired (their replica died); returns how many."""
         taken = 0
-        for lease in await self.store.expired("task"):
+        for lease in await self.store.expired(self.kind):
             if lease.key in self.held:
                 continue  # ours, merely late: the heartbeat renews it
-            if not await self.store.acquire("task", lease.key, self.owner, self.ttl):
+            if not await self.store.acquire(self.kind, lease.key, self.owner, self.ttl):
                 continue  # another replica was faster
             log.warning(
-                "task %s: replica %s stopped renewing it; recovering", lease.key, lease.owner
+                "%s %s: replica %s stopped renewing it; taking over",
+                self.kind,
+                lease.key,
+                lease.owner,
             )
             taken += 1
             await self._recover(lease.key)
@@ -178,9 +184,9 @@ class TaskLeases:
         without leases); a task that has one belongs to its holder or to the scan."""
         adopted = 0
         for task_id in task_ids:
-            if task_id in self.held or await self.store.get("task", task_id) is not None:
+            if task_id in self.held or await self.store.get(self.kind, task_id) is not None:
                 continue
-            if await self.store.acquire("task", task_id, self.owner, self.ttl):
+            if await self.store.acquire(self.kind, task_id, self.owner, self.ttl):
                 adopted += 1
                 await self._recover(task_id)
         return adopted
@@ -204,7 +210,7 @@ class TaskLeases:
 
 
 async def claim_follow_up(
-    leases: TaskLeases,
+    leases: LeaseKeeper,
     task: Task,
     reread: Callable[[], Awaitable[StoredTask]],
     busy: Callable[[str], Exception],
@@ -243,11 +249,11 @@ def attach_leases(
     ttl: float = DEFAULT_LEASE_TTL,
     scan_interval: float = DEFAULT_SCAN_INTERVAL,
     watch_interval: float = DEFAULT_WATCH_INTERVAL,
-) -> TaskLeases:
+) -> LeaseKeeper:
     """Give a handler task leases: it then claims each task it runs, and recovers the tasks of
     dead replicas (what :class:`~simple_a2a.server.app.A2AServer` does when its storage has
     leases)."""
-    leases = TaskLeases(store, ttl=ttl, scan_interval=scan_interval, watch_interval=watch_interval)
+    leases = LeaseKeeper(store, ttl=ttl, scan_interval=scan_interval, watch_interval=watch_interval)
     executions = handler._executions
 
     def lost(task_id: str) -> None:
@@ -270,8 +276,8 @@ def attach_leases(
         if execution is None:  # a detached task ended elsewhere: nothing runs it here
             await leases.release(task_id)
             return
-        if execution.ctx.cancelled.is_set():
-            return  # signalled already; the runner releases the lease when it ends
+        if execution.ctx.cancelled.is_set() or execution.ctx.task.is_terminal:
+            return  # signalled already, or it ended the task itself: its runner is returning
         stored = await handler.tasks.get(task_id)
         if stored is not None and stored.task.is_terminal:
             execution.ctx._task = stored.task

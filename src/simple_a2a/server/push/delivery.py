@@ -8,7 +8,11 @@ Design (the outbox is derived from the event log):
 - one worker (an asyncio task) per config follows the log from its cursor, POSTs each event as
   a ``StreamResponse`` and advances the cursor only on a 2xx, so order holds per config and
   delivery is at least once; after a restart :meth:`PushDispatcher.start` resumes every active
-  cursor.
+  cursor;
+- with several replicas on one storage, a worker delivers only while it holds the config's
+  ``push`` lease (:meth:`PushDispatcher.use_leases`): one replica at a time delivers a config,
+  and when it dies the lease scan of another takes over from the stored cursor (duplicates only
+  around a crash: the notification in flight when it died).
 
 A new config receives the task's whole history from the log, starting with event 1 (the Task as
 created), then every later event — what a SubscribeToTask stream replays; when the start of the
@@ -41,6 +45,7 @@ from ...storage.base import PushCursor, PushCursorStore, Storage
 from .ssrf import UrlGuard, UrlRefused, guarded_client
 
 if TYPE_CHECKING:
+    from ..leases import LeaseKeeper
     from ..tasks import TaskManager
     from .signing import SigningKeys
 
@@ -155,6 +160,8 @@ class PushDispatcher:
         if storage.push_cursors is None:
             log.info("storage has no push outbox: pending notifications will not survive restart")
         self._workers: dict[tuple[str, str], _Worker] = {}
+        #: push leases, when several processes share the storage (:meth:`use_leases`)
+        self.leases: LeaseKeeper | None = None
         self._closed = False
         #: the loop the workers run on (set by :meth:`start`), for calls from other threads
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -170,12 +177,16 @@ class PushDispatcher:
         """Resume every active cursor (deliveries pending before a restart)."""
         self._closed = False
         self.loop = asyncio.get_running_loop()
+        if self.leases is not None:
+            self.leases.start(scan=True)
         for cursor in await self.cursors.pending():
             self._ensure_worker(cursor.task_id, cursor.config_id)
 
     async def close(self) -> None:
         """Stop the workers (cursors keep the progress) and close the HTTP client."""
         self._closed = True
+        if self.leases is not None:
+            await self.leases.stop()
         runners = [w.runner for w in self._workers.values() if w.runner is not None]
         for runner in runners:
             runner.cancel()
@@ -267,8 +278,22 @@ class PushDispatcher:
             await asyncio.wait([worker.runner], timeout=5)
 
     async def _run(self, key: tuple[str, str], worker: _Worker) -> None:
+        leases = self.leases
         try:
-            await self._follow(key, worker)
+            if leases is None:
+                await self._follow(key, worker)
+                return
+            lease = "/".join(key)
+            # Several replicas: the config is delivered by the holder of its push lease only.
+            while lease in leases.held or await leases.acquire(lease):
+                try:
+                    await self._follow(key, worker)
+                finally:
+                    await leases.release(lease)
+                # An event recorded elsewhere while this worker was letting go found the lease
+                # still held: look once more, or it would wait for the next event.
+                if not await self._more_pending(key):
+                    return
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -276,6 +301,33 @@ class PushDispatcher:
         finally:
             if self._workers.get(key) is worker:
                 del self._workers[key]
+
+    async def _more_pending(self, key: tuple[str, str]) -> bool:
+        cursor = await self.cursors.get(*key)
+        if cursor is None or cursor.state != "active":
+            return False
+        return await self.storage.events.last_seq(key[0]) > (cursor.delivered_seq or 0)
+
+    # -- several replicas --
+    def use_leases(self, keeper: LeaseKeeper) -> None:
+        """Deliver each config from one replica only: the holder of its ``push`` lease. The
+        keeper's scan takes over the configs of a replica that died, from the stored cursor."""
+        self.leases = keeper
+        keeper.recover = self._taken_over
+        keeper.lost = self._lost
+
+    async def _taken_over(self, lease: str) -> None:
+        task_id, _, config_id = lease.partition("/")
+        self._ensure_worker(task_id, config_id)
+        if (task_id, config_id) not in self._workers:  # closed: let the lease go
+            assert self.leases is not None
+            await self.leases.release(lease)
+
+    def _lost(self, lease: str) -> None:
+        task_id, _, config_id = lease.partition("/")
+        worker = self._workers.get((task_id, config_id))
+        if worker is not None and worker.runner is not None:
+            worker.runner.cancel()
 
     async def _follow(self, key: tuple[str, str], worker: _Worker) -> None:
         task_id, config_id = key

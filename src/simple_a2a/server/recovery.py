@@ -1,0 +1,88 @@
+"""Recovery of tasks whose process died: failed with :data:`RESTART_MESSAGE`, or handed back
+to a ``resumable`` executor. Driven by the lease scan (:mod:`.leases`) and, at startup, by
+:meth:`~simple_a2a.server.handler.RequestHandler.recover`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from ..protocol.models import ACTIVE_STATES, Message, TaskState, TaskStatusUpdateEvent, status_now
+from ..protocol.requests import StreamResponse
+from ..storage.base import StoredTask
+from .context import CallContext, Caller, RequestContext
+
+if TYPE_CHECKING:
+    from .handler import RequestHandler
+
+log = logging.getLogger("simple_a2a.server")
+
+RESTART_MESSAGE = "The server restarted while this task was running; it was not finished."
+
+
+async def recover(handler: RequestHandler) -> int:
+    """Recover tasks left ``submitted``/``working`` by a process that died: each is failed
+    with :data:`RESTART_MESSAGE` — or, when the executor declares ``resumable = True``,
+    handed back to it (``ctx.resumed``). Returns how many tasks were recovered now.
+
+    With leases (every shipped storage) this is safe in any number of processes at once:
+    it adopts tasks that have no lease at all (left by a version without leases) and takes
+    over those whose lease expired; a task whose replica is alive is left alone, and the
+    lease scan (:mod:`.leases`) keeps recovering as replicas die. Without leases (a custom
+    storage) every active task is taken for an orphan: run it in one process only.
+    """
+    active = await handler.storage.tasks.active_tasks()
+    if handler.leases is not None:
+        orphans = await handler.leases.adopt_orphans([stored.task.id for stored in active])
+        return orphans + await handler.leases.scan()
+    recovered = 0
+    for stored in active:
+        if stored.task.id not in handler._executions:
+            recovered += 1
+            await recover_stored(handler, stored)
+    if recovered:
+        log.warning("recovered %d task(s) interrupted by a restart", recovered)
+    return recovered
+
+
+async def recover_task(handler: RequestHandler, task_id: str) -> None:
+    """Recover one task whose lease this process just took over (see :meth:`recover`)."""
+    stored = await handler.tasks.get(task_id)
+    if task_id in handler._executions:
+        return
+    if stored is None or stored.task.status.state not in ACTIVE_STATES:
+        await handler._release(task_id)  # it ended, or waits for input: nothing to run
+        return
+    await recover_stored(handler, stored)
+
+
+async def recover_stored(handler: RequestHandler, stored: StoredTask) -> None:
+    task = stored.task
+    if getattr(handler.executor, "resumable", False):
+        message = next((m for m in reversed(task.history) if m.role.value == "ROLE_USER"), None)
+        if message is not None:
+            call = CallContext(caller=Caller(stored.owner) if stored.owner else None)
+            ctx = RequestContext(
+                handler.tasks, task, message=message, persisted=True, call=call, metadata=None
+            )
+            ctx.resumed = True
+            handler._launch(ctx)
+            return
+    try:
+        await handler.tasks.record(
+            task.id,
+            StreamResponse(
+                status_update=TaskStatusUpdateEvent(
+                    task_id=task.id,
+                    context_id=task.context_id or "",
+                    status=status_now(
+                        TaskState.FAILED,
+                        Message.agent(RESTART_MESSAGE, task_id=task.id, context_id=task.context_id),
+                    ),
+                )
+            ),
+        )
+    except Exception:
+        log.exception("could not recover task %s", task.id)
+    await handler._release(task.id)
