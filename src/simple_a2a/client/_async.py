@@ -287,13 +287,13 @@ class AsyncClient:
     ) -> AsyncIterator[StreamEvent]:
         timeout = self._timeout if timeout is DEFAULT else timeout
 
-        def open_stream() -> AsyncIterator[SSEEvent]:
-            assert self._transport is not None
-            return self._transport.stream(operation, self._with_tenant(request), timeout=timeout)
+        async def open_stream() -> AsyncIterator[SSEEvent]:
+            transport = await self._ready()
+            return transport.stream(operation, self._with_tenant(request), timeout=timeout)
 
-        def resubscribe(task: str, last_id: str | None) -> AsyncIterator[SSEEvent]:
-            assert self._transport is not None
-            return self._transport.stream(
+        async def resubscribe(task: str, last_id: str | None) -> AsyncIterator[SSEEvent]:
+            transport = await self._ready()
+            return transport.stream(
                 "SubscribeToTask",
                 self._with_tenant({"id": task}),
                 timeout=timeout,
@@ -362,7 +362,7 @@ class AsyncClient:
         data = await self._call("SendMessage", request, timeout)
         return _parse(SendMessageResponse, data, "SendMessage").payload
 
-    async def stream(
+    def stream(
         self,
         content: Content,
         *,
@@ -380,22 +380,17 @@ class AsyncClient:
         ``TaskArtifactUpdateEvent``; the iteration ends at a terminal or interrupted state. A
         dropped connection is resumed through SubscribeToTask (see ``reconnect``).
         Fold the events with :func:`simple_a2a.client.afold` to get the final task.
+        Leaving the loop early (``break``, an exception, cancellation) closes the connection.
         """
-        await self._ready()
         message = self._message(content, task_id, context_id)
         request = self._send_request(
             message, False, history_length, accepted_output_modes, push_config, metadata
         )
-        async for event in self._stream("SendStreamingMessage", request, timeout, None):
-            yield event
+        return self._stream("SendStreamingMessage", request, timeout, None)
 
-    async def subscribe(
-        self, task_id: str, *, timeout: Any = DEFAULT
-    ) -> AsyncIterator[StreamEvent]:
+    def subscribe(self, task_id: str, *, timeout: Any = DEFAULT) -> AsyncIterator[StreamEvent]:
         """SubscribeToTask: the task's current state, then its updates until it is final."""
-        await self._ready()
-        async for event in self._stream("SubscribeToTask", {"id": task_id}, timeout, task_id):
-            yield event
+        return self._stream("SubscribeToTask", {"id": task_id}, timeout, task_id)
 
     async def get(
         self, task_id: str, *, history_length: int | None = None, timeout: Any = DEFAULT

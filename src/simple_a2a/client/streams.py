@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,21 +84,26 @@ def _task_id_and_final(event: StreamEvent) -> tuple[str | None, bool]:
 
 
 async def resilient_stream(
-    open_stream: Callable[[], AsyncIterator[SSEEvent]],
-    resubscribe: Callable[[str, str | None], AsyncIterator[SSEEvent]],
+    open_stream: Callable[[], Awaitable[AsyncIterator[SSEEvent]]],
+    resubscribe: Callable[[str, str | None], Awaitable[AsyncIterator[SSEEvent]]],
     policy: ReconnectPolicy,
     *,
     task_id: str | None = None,
 ) -> AsyncIterator[StreamEvent]:
-    """Yield the events of ``open_stream()``, resuming through ``resubscribe(task_id, last_id)``.
+    """Yield the events of ``await open_stream()``, resuming through
+    ``await resubscribe(task_id, last_id)``.
 
     ``task_id`` is known up front for SubscribeToTask, and learned from the first event of
     SendStreamingMessage (a stream that drops before any event cannot be resumed).
+
+    This is the only async generator between the caller and the connection: the sources are
+    closed here, in ``finally``, whether the caller finished, broke out, raised or was
+    cancelled (see :class:`~simple_a2a.client.transport.SSEStream` for why only one).
     """
     seen: set[str] = set()
     last_id: str | None = None
     failures = 0
-    source = open_stream()
+    source = await open_stream()
     while True:
         try:
             async for sse in source:
@@ -136,7 +141,7 @@ async def resilient_stream(
         delay = policy.delay(failures)
         log.info("stream of task %s dropped (%s); resubscribing in %.2fs", task_id, reason, delay)
         await asyncio.sleep(delay)
-        source = resubscribe(task_id, last_id)
+        source = await resubscribe(task_id, last_id)
 
 
 class TaskAccumulator:

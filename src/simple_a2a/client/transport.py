@@ -119,6 +119,84 @@ def _decode(content: bytes, status: int) -> Any:
         ) from None
 
 
+class SSEStream:
+    """The events of one streaming response; ``aclose()`` closes the response.
+
+    A class rather than an async generator on purpose: when a program ends with a stream left
+    open (``break`` out of ``async for``), asyncio closes every live async generator at once, and
+    a generator that its parent is already closing then fails with "aclose(): asynchronous
+    generator is already running". The client's stream is one async generator
+    (:func:`~simple_a2a.client.streams.resilient_stream`) that closes this object itself.
+    """
+
+    def __init__(self, transport: Transport, operation: str, request: httpx.Request) -> None:
+        self._transport = transport
+        self._operation = operation
+        self._request = request
+        self._response: httpx.Response | None = None
+        self._sse: AsyncIterator[Any] | None = None
+        self._previous = ""  # the SSE last-event-ID buffer of this connection
+        self._closed = False
+
+    def __aiter__(self) -> SSEStream:
+        return self
+
+    async def __anext__(self) -> SSEEvent:
+        if self._closed:
+            raise StopAsyncIteration
+        try:
+            if self._sse is None:
+                self._sse = await self._open()
+            while True:
+                sse = await self._sse.__anext__()
+                if sse.data.strip():
+                    return self._decode(sse)
+        except StopAsyncIteration:
+            await self.aclose()
+            raise
+        except httpx.HTTPError as exc:
+            await self.aclose()
+            raise map_httpx_error(exc) from exc
+        except SSEError as exc:
+            await self.aclose()
+            raise invalid(f"{self._operation}: {exc}") from exc
+        except Exception:
+            await self.aclose()
+            raise
+
+    async def _open(self) -> AsyncIterator[Any]:
+        transport, operation = self._transport, self._operation
+        self._response = response = await transport.http.send(self._request, stream=True)
+        ctype = response.headers.get("content-type", "").partition(";")[0].strip()
+        if ctype != "text/event-stream":
+            body = _decode(await response.aread(), response.status_code)
+            try:
+                transport._raise_for_body(operation, body, response.status_code)
+            except A2AError as err:
+                raise challenged(err, response) from None
+            raise invalid(
+                f"{operation}: expected an event stream, got {ctype or 'no content type'}",
+                response.status_code,
+            )
+        return EventSource(response).aiter_sse()
+
+    def _decode(self, sse: Any) -> SSEEvent:
+        try:
+            payload = json.loads(sse.data)
+        except ValueError:
+            raise invalid(f"{self._operation}: an event is not JSON: {sse.data[:80]!r}") from None
+        fresh = bool(sse.id) and sse.id != self._previous
+        self._previous = sse.id
+        return SSEEvent(sse.id, self._transport._event_result(self._operation, payload), fresh)
+
+    async def aclose(self) -> None:
+        """Close the response (idempotent)."""
+        self._closed = True
+        response, self._response = self._response, None
+        if response is not None:
+            await response.aclose()
+
+
 class Transport:
     """Base of the bindings: one ``httpx.AsyncClient``, one interface URL, one version."""
 
@@ -185,43 +263,11 @@ class Transport:
         """Open a streaming operation; yield its events until the server closes the stream."""
         raise NotImplementedError
 
-    async def _events(
+    def _events(
         self, operation: str, request: httpx.Request, timeout: Any
     ) -> AsyncIterator[SSEEvent]:
         """Send a streaming request and decode its SSE events (both bindings)."""
-        try:
-            response = await self.http.send(self._with_query(request), stream=True)
-        except httpx.HTTPError as exc:
-            raise map_httpx_error(exc) from exc
-        try:
-            ctype = response.headers.get("content-type", "").partition(";")[0].strip()
-            if ctype != "text/event-stream":
-                body = _decode(await response.aread(), response.status_code)
-                try:
-                    self._raise_for_body(operation, body, response.status_code)
-                except A2AError as err:
-                    raise challenged(err, response) from None
-                raise invalid(
-                    f"{operation}: expected an event stream, got {ctype or 'no content type'}",
-                    response.status_code,
-                )
-            previous = ""
-            async for sse in EventSource(response).aiter_sse():
-                if not sse.data.strip():
-                    continue
-                try:
-                    payload = json.loads(sse.data)
-                except ValueError:
-                    raise invalid(f"{operation}: an event is not JSON: {sse.data[:80]!r}") from None
-                fresh = bool(sse.id) and sse.id != previous
-                previous = sse.id
-                yield SSEEvent(sse.id, self._event_result(operation, payload), fresh)
-        except httpx.HTTPError as exc:
-            raise map_httpx_error(exc) from exc
-        except SSEError as exc:
-            raise invalid(f"{operation}: {exc}") from exc
-        finally:
-            await response.aclose()
+        return SSEStream(self, operation, self._with_query(request))
 
     def _raise_for_body(self, operation: str, body: Any, status: int) -> None:
         """Raise the error a non-stream answer to a streaming request carries."""
