@@ -10,6 +10,7 @@ code   meaning
        usable A2A agent at the URL (no card, no interface this client speaks)
 4      transport error: could not connect, timed out, the stream dropped for good
 5      authentication error: the agent refused the credentials (401) or the permission (403)
+6      ``serve`` could not listen on the address (in use, not permitted, unknown host)
 70     internal error: a bug in simple-a2a (``SIMPLE_A2A_DEBUG=1`` prints the traceback)
 130    interrupted (Ctrl-C)
 =====  ==========================================================================================
@@ -33,6 +34,7 @@ class ExitCode(IntEnum):
     PROTOCOL = 3
     TRANSPORT = 4
     AUTH = 5
+    CANNOT_LISTEN = 6
     INTERNAL = 70  # EX_SOFTWARE (sysexits.h)
     INTERRUPTED = 130
 

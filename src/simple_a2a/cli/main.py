@@ -32,6 +32,7 @@ from .output import Output, StreamView
 __all__ = ["cli", "main"]
 
 DEFAULT_TIMEOUT = 30.0
+UVICORN_STARTUP_FAILURE = 3  # uvicorn's exit status when it cannot bind
 
 
 @dataclass
@@ -157,7 +158,8 @@ def cli(
     """Talk to an A2A agent from the shell, or serve one.
 
     Exit codes: 0 success; 1 the task ended failed, rejected or canceled; 2 usage error;
-    3 A2A error from the agent; 4 transport error; 5 authentication error.
+    3 A2A error from the agent; 4 transport error; 5 authentication error; 6 serve cannot
+    listen on the address.
     """
     ctx.obj = Settings(Output(json_mode), headers, token, api_key, timeout)
 
@@ -277,6 +279,8 @@ def list_tasks(
 ) -> None:
     """List tasks, newest first: one page, or --all."""
     filters: dict[str, Any] = {"context_id": context_id, "status": status, "page_size": page_size}
+    if not settings.out.json_mode:  # the table's text column is the artifacts' text
+        filters["include_artifacts"] = True
     with settings.client(url) as agent:
         if all_pages:
             settings.out.result(list(agent.list_all(**filters)))
@@ -390,13 +394,23 @@ def serve(
 
     Example: simple-a2a serve my_agent:echo --port 9292
     """
-    from .serve import CardOptions, build_server, load_object  # the server, only when serving
+    from .serve import CardOptions, build_server, cannot_listen, load_object  # only when serving
 
     options = CardOptions(name, description, agent_version, store)
     app = build_server(load_object(target), options)
-    base = f"http://{host}:{port}"
-    settings.out.note(f"{app.card.name}: {base} (card at {base}/.well-known/agent-card.json)")
-    app.run(host=host, port=port, log_level=log_level)
+    problem = cannot_listen(host, port)
+    if problem is None:
+        base = f"http://{host}:{port}"
+        settings.out.note(f"{app.card.name}: {base} (card at {base}/.well-known/agent-card.json)")
+        try:
+            app.run(host=host, port=port, log_level=log_level)
+            return
+        except SystemExit as exc:
+            if exc.code != UVICORN_STARTUP_FAILURE:
+                raise
+        problem = f"cannot listen on {host}:{port} (the address was taken as the server started)"
+    settings.out.error(problem)
+    click.get_current_context().exit(ExitCode.CANNOT_LISTEN)
 
 
 def main() -> None:

@@ -12,9 +12,11 @@ import json
 import os
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import click
+from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
@@ -109,6 +111,54 @@ def _kv_table() -> Table:
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     return table
+
+
+LONG_STAMP = "%Y-%m-%d %H:%M:%S"
+SHORT_STAMP = "%m-%d %H:%M"
+MIN_TEXT = 10  # narrower than this, the text column is left out
+COLUMN_GAP = 3  # SIMPLE_HEAD without edges: a space, the (blank) rule, a space
+
+
+@dataclass(frozen=True)
+class TaskLayout:
+    columns: tuple[str, ...]
+    stamp_format: str
+    text_width: int
+    hidden: tuple[str, ...]
+
+
+def _task_layout(tasks: list[Task], width: int) -> TaskLayout:
+    """The widest of the task table's layouts that fits ``width`` with every id whole."""
+    stamps = [t.status.timestamp for t in tasks if t.status.timestamp is not None]
+
+    def need(column: str, stamp_format: str = LONG_STAMP) -> int:
+        values: list[str] = {
+            "id": [t.id for t in tasks],
+            "context": [t.context_id or "" for t in tasks],
+            "state": [state_name(t.state) for t in tasks],
+            "updated": [s.strftime(stamp_format) for s in stamps],
+        }[column]
+        return max([len(column), *map(len, values)])
+
+    text = max([len("text"), *(len(_summary(t)) for t in tasks)])
+    candidates = [
+        (("id", "context", "state", "updated", "text"), LONG_STAMP),
+        (("id", "state", "updated", "text"), LONG_STAMP),
+        (("id", "state", "updated", "text"), SHORT_STAMP),
+        (("id", "state", "text"), SHORT_STAMP),
+        (("id", "state", "updated"), SHORT_STAMP),
+        (("id", "state"), SHORT_STAMP),
+    ]
+    for columns, stamp_format in candidates:
+        fixed = [c for c in columns if c != "text"]
+        used = sum(need(c, stamp_format) for c in fixed) + COLUMN_GAP * (len(columns) - 1)
+        room = width - used
+        if "text" in columns and room < MIN_TEXT:
+            continue
+        if room >= 0:
+            hidden = tuple(c for c in ("context", "updated", "text") if c not in columns)
+            return TaskLayout(columns, stamp_format, min(room, text), hidden)
+    return TaskLayout(("id",), SHORT_STAMP, 0, ("context", "state", "updated", "text"))
 
 
 class Output:
@@ -220,21 +270,33 @@ class Output:
         title = artifact.name or artifact.artifact_id
         return Group(Text(f"── {title}", style="bold"), Text(parts_text(artifact.parts)))
 
-    @staticmethod
-    def _task_table(tasks: list[Task], next_page_token: str) -> RenderableType:
-        table = Table()
-        for column in ("id", "context", "state", "updated", "text"):
-            table.add_column(column, overflow="fold", no_wrap=column in ("id", "context"))
+    def _task_table(self, tasks: list[Task], next_page_token: str) -> RenderableType:
+        """One line per task; ids are never cut: on a narrow terminal the other columns give
+        way (the context first, then the text, the date of ``updated``, ``updated``)."""
+        layout = _task_layout(tasks, self.console.width)
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        for column in layout.columns:
+            is_text = column == "text"
+            table.add_column(
+                column,
+                no_wrap=True,
+                overflow="ellipsis" if is_text else "fold",
+                width=layout.text_width if is_text else None,
+                min_width=None if is_text else len(column),
+            )
         for task in tasks:
             stamp = task.status.timestamp
-            table.add_row(
-                task.id,
-                task.context_id or "",
-                styled_state(task.state),
-                stamp.strftime("%Y-%m-%d %H:%M:%S") if stamp else "",
-                _summary(task)[:60],
-            )
+            cells: dict[str, RenderableType] = {
+                "id": task.id,
+                "context": task.context_id or "",
+                "state": styled_state(task.state),
+                "updated": stamp.strftime(layout.stamp_format) if stamp else "",
+                "text": _summary(task),
+            }
+            table.add_row(*(cells[column] for column in layout.columns))
         footer = f"{len(tasks)} task(s)"
+        if layout.hidden:
+            footer += f" ({', '.join(layout.hidden)} not shown: narrow terminal; see --json)"
         if next_page_token:
             footer += f"; next page: --page-token {next_page_token}"
         return Group(table, Text(footer, style="dim"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import socket
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,7 @@ from simple_a2a.protocol.card import AgentCapabilities, AgentCard, AgentSkill
 from simple_a2a.server import A2AServer, AgentExecutor, server
 from simple_a2a.server.executor import FunctionExecutor
 
-__all__ = ["CardOptions", "build_server", "load_object"]
+__all__ = ["CardOptions", "build_server", "cannot_listen", "load_object"]
 
 DEFAULT_DESCRIPTION = "An A2A agent served by simple-a2a."
 
@@ -42,6 +43,23 @@ def load_object(spec: str) -> Any:
         except AttributeError:
             raise click.BadParameter(f"{module_name!r} has no attribute {attr!r}") from None
     return obj
+
+
+def cannot_listen(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (in use, not permitted, unknown host), or None.
+
+    Tried before the server starts, with the options uvicorn binds with, so that the failure is
+    one plain line and the "serving" line is never printed for a server that never served.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        return f"cannot listen on {host}:{port}: {reason[:1].lower()}{reason[1:]}"
+    return None
 
 
 @dataclass
