@@ -20,6 +20,8 @@ ALLOWED = {
     "client": {"protocol", "client"},
     "server": {"protocol", "storage", "auth", "server"},
     "auth": {"protocol", "auth"},
+    # The inspector (a development tool) drives agents through our own client.
+    "inspector": {"protocol", "client", "inspector"},
 }
 
 
