@@ -212,3 +212,43 @@ def test_the_wire_log_is_bounded() -> None:
     assert all(len(e["requestBody"]) == 10 and len(e["responseBody"]) == 10 for e in kept)
     assert all(e["truncated"] for e in kept)
     assert log.since(4) == [kept[-1]]
+
+
+def test_the_inspect_command_serves_the_page_on_loopback(agent_url: str) -> None:
+    """``simple-a2a inspect URL`` as a real process: prints the page's URL, binds loopback,
+    sends the global credentials to the agent and never to the page."""
+    import subprocess
+    import time
+
+    from conftest import free_port
+
+    port = free_port()
+    command = [str(Path(sys.executable).parent / "simple-a2a"), "--token", "t0ken", "inspect"]
+    process = subprocess.Popen(
+        [*command, agent_url.removeprefix("http://"), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith(f"Inspecting {agent_url} at http://127.0.0.1:{port}/"), line
+        page = f"http://127.0.0.1:{port}/"
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                info = httpx.get(page + "api/card", headers=API).json()
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline, "the inspector did not start"
+                time.sleep(0.05)
+        assert info["card"]["name"] == "CLI test agent"
+        wire = httpx.get(page + "api/wire", headers=API).json()["exchanges"]
+        assert ["authorization", "[redacted]"] in wire[0]["requestHeaders"]
+        assert "t0ken" not in json.dumps(wire)
+        # Loopback only: the page is not on the machine's other addresses.
+        assert httpx.get(page, headers={"Host": "192.0.2.1"}).status_code == 403
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

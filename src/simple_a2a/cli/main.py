@@ -27,6 +27,7 @@ from simple_a2a.protocol.requests import (
 )
 
 from .errors import ExitCode, describe, exit_code_for, outcome_code
+from .inspector import inspect
 from .output import Output, StreamView
 
 __all__ = ["cli", "main"]
@@ -411,6 +412,9 @@ def serve(
         problem = f"cannot listen on {host}:{port} (the address was taken as the server started)"
     settings.out.error(problem)
     click.get_current_context().exit(ExitCode.CANNOT_LISTEN)
+
+
+cli.add_command(inspect)
 
 
 def main() -> None:

@@ -70,6 +70,8 @@ def inspector_app(
     target: str | None = None,
     *,
     headers: Mapping[str, str] | None = None,
+    bearer_token: str | None = None,
+    api_key: str | None = None,
     bindings: Sequence[str] | None = None,
     allowed_hosts: Collection[str] | None = None,
     timeout: float = 30.0,
@@ -78,9 +80,10 @@ def inspector_app(
 
     With ``target=None`` the inspector is mounted inside an agent (``server(...,
     inspector=True)``) and inspects that agent: its URL is where the inspector is mounted,
-    one path segment up. ``headers`` (credentials, say) are sent with every call to the agent
-    and never shown to the page. ``allowed_hosts``: the ``Host`` names the app answers
-    (``None``: any).
+    one path segment up. ``headers``, ``bearer_token`` and ``api_key`` go to the agent as
+    :class:`AsyncClient` sends them, and are never shown to the page. ``bindings``: the
+    bindings the client may choose, in order of preference (default: the card's order).
+    ``allowed_hosts``: the ``Host`` names the app answers (``None``: any).
     """
     sessions: dict[str, Session] = {}
 
@@ -94,7 +97,14 @@ def inspector_app(
         if url not in sessions:
             if len(sessions) >= MAX_SESSIONS:
                 await sessions.pop(next(iter(sessions))).aclose()
-            sessions[url] = Session(url, headers=headers, bindings=bindings, timeout=timeout)
+            sessions[url] = Session(
+                url,
+                headers=headers,
+                bearer_token=bearer_token,
+                api_key=api_key,
+                bindings=bindings,
+                timeout=timeout,
+            )
         return sessions[url]
 
     def refused(request: Request) -> Response | None:

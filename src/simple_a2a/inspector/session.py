@@ -61,6 +61,8 @@ class Session:
         target: str,
         *,
         headers: Mapping[str, str] | None = None,
+        bearer_token: str | None = None,
+        api_key: str | None = None,
         bindings: Sequence[str] | None = None,
         timeout: float = 30.0,
         wire: WireLog | None = None,
@@ -71,6 +73,8 @@ class Session:
         self.client = AsyncClient(
             target,
             headers=headers,
+            bearer_token=bearer_token,
+            api_key=api_key,
             bindings=bindings,
             timeout=timeout,
             transport=RecordingTransport(self.wire, inner),

@@ -85,8 +85,7 @@ function renderCard(info) {
   $("negotiated").textContent =
     `speaking A2A ${info.protocolVersion} over ${chosen.protocolBinding} at ${chosen.url}`;
   const caps = card.capabilities || {};
-  const box = $("card");
-  box.replaceChildren(
+  $("card").replaceChildren(...[
     el("p", {}, card.description || ""),
     el("div", {}, ...["streaming", "pushNotifications", "extendedAgentCard"].map((name) =>
       el("span", { class: "tag" }, `${name}: ${caps[name] ? "yes" : "no"}`))),
@@ -99,7 +98,7 @@ function renderCard(info) {
       el("div", {}, (skill.tags || []).map((t) => el("span", { class: "tag" }, t))))),
     card.securitySchemes ? el("p", { class: "muted" }, "security: " + Object.keys(card.securitySchemes).join(", ")) : null,
     el("p", { class: "muted mono" }, `card: ${info.cardUrl || ""}`),
-  );
+  ].flat().filter((node) => node !== null));
   $("interfaces").tBodies[0].replaceChildren(...(card.supportedInterfaces || []).map((i) => el("tr",
     { class: i.url === chosen.url && i.protocolBinding === chosen.protocolBinding
         && i.protocolVersion === chosen.protocolVersion ? "chosen" : "" },
