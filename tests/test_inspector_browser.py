@@ -106,6 +106,17 @@ def test_a_session_against_our_agent(browser: Any, serve: Any) -> None:  # noqa:
         expect(page.locator("#tasks tbody tr")).to_have_count(3)
     finally:
         screenshot(page, "inspector.png")
+    # The picture in docs/inspector.md (docs/inspector.png is a copy of this one).
+    from playwright.sync_api import expect
+
+    page.locator("#new-conversation").click()
+    send(page, "words every event with its sequence id", streaming=True)
+    expect(page.locator("#task-state")).to_have_text("completed")
+    page.locator("#card-raw-box summary").click()
+    page.locator("#tasks-form button[type=submit]").click()
+    expect(page.locator("#tasks tbody tr")).to_have_count(4)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.screenshot(path=str(ARTIFACTS / "inspector-docs.png"))
     assert problems == []
 
 
