@@ -53,6 +53,39 @@ def event_json(event: StreamEvent, seq: str) -> dict[str, Any]:
     return {"kind": _kind(event), "seq": seq, "event": event.to_dict()}
 
 
+class _LastId:
+    """The SSE ``id:`` of the event the stream yielded last (``""``: none of its own).
+
+    It wraps each source in an iterator class, not an async generator: the client's stream is
+    the one async generator between caller and connection (see ``client.transport.SSEStream``).
+    """
+
+    def __init__(self) -> None:
+        self.id = ""
+
+    def follow(self, source: AsyncIterator[SSEEvent]) -> AsyncIterator[SSEEvent]:
+        return _Tagging(source, self)
+
+
+class _Tagging:
+    def __init__(self, source: AsyncIterator[SSEEvent], last: _LastId) -> None:
+        self._source = source
+        self._last = last
+
+    def __aiter__(self) -> _Tagging:
+        return self
+
+    async def __anext__(self) -> SSEEvent:
+        sse = await self._source.__anext__()
+        self._last.id = sse.id if sse.fresh_id else ""
+        return sse
+
+    async def aclose(self) -> None:
+        aclose = getattr(self._source, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
 class Session:
     """The inspector's view of one agent (``target``: its base URL or card URL)."""
 
@@ -139,28 +172,23 @@ class Session:
     ) -> AsyncIterator[dict[str, Any]]:
         transport = await self.client._ready()
         request = self.client._with_tenant(request)
-        last = {"id": ""}
+        last = _LastId()
         notes: list[dict[str, Any]] = []
 
-        async def tagged(source: AsyncIterator[SSEEvent]) -> AsyncIterator[SSEEvent]:
-            async for sse in source:
-                last["id"] = sse.id if sse.fresh_id else ""
-                yield sse
+        async def open_stream() -> AsyncIterator[SSEEvent]:
+            return last.follow(transport.stream(operation, request))
 
-        def open_stream() -> AsyncIterator[SSEEvent]:
-            return tagged(transport.stream(operation, request))
-
-        def resubscribe(task: str, last_id: str | None) -> AsyncIterator[SSEEvent]:
+        async def resubscribe(task: str, last_id: str | None) -> AsyncIterator[SSEEvent]:
             notes.append({"kind": "reconnect", "taskId": task, "lastEventId": last_id or ""})
             resume = self.client._with_tenant({"id": task})
-            return tagged(transport.stream("SubscribeToTask", resume, last_event_id=last_id))
+            return last.follow(transport.stream("SubscribeToTask", resume, last_event_id=last_id))
 
         events = resilient_stream(open_stream, resubscribe, self.client.reconnect, task_id=task_id)
         try:
             async for event in events:
                 while notes:
                     yield notes.pop(0)
-                yield event_json(event, last["id"])
+                yield event_json(event, last.id)
         except Exception as exc:  # shown in the timeline; the page's stream ends cleanly
             while notes:
                 yield notes.pop(0)
