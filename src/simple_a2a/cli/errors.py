@@ -78,7 +78,12 @@ def describe(exc: BaseException) -> str:
     if exit_code_for(exc) == ExitCode.INTERNAL:
         line = f"internal error (a bug; SIMPLE_A2A_DEBUG=1 shows the traceback): {line}"
     status = getattr(exc, "status_code", None)
-    if isinstance(exc, A2AError) and isinstance(status, int) and status >= 400:
+    if (
+        isinstance(exc, A2AError)
+        and isinstance(status, int)
+        and status >= 400
+        and f"HTTP {status}" not in message
+    ):
         line += f" (HTTP {status})"
     return line
 

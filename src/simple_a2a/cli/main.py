@@ -36,6 +36,11 @@ DEFAULT_TIMEOUT = 30.0
 UVICORN_STARTUP_FAILURE = 3  # uvicorn's exit status when it cannot bind
 
 
+def with_scheme(url: str) -> str:
+    """``localhost:9292`` means ``http://localhost:9292`` (as with curl)."""
+    return url if "://" in url else f"http://{url}"
+
+
 @dataclass
 class Settings:
     """The global options, shared by every command."""
@@ -48,7 +53,7 @@ class Settings:
 
     def client(self, url: str) -> Client:
         return simple_a2a.client(
-            url,
+            with_scheme(url),
             headers=self.headers,
             bearer_token=self.token,
             api_key=self.api_key,

@@ -69,15 +69,20 @@ class SSEEvent:
 
 
 def map_httpx_error(exc: httpx.HTTPError) -> Exception:
-    """The client error for an ``httpx`` failure (the original is kept as ``__cause__``)."""
+    """The client error for an ``httpx`` failure (the original is kept as ``__cause__``);
+    the message names the URL when the request is known."""
     text = str(exc) or type(exc).__name__
+    try:
+        at = f" at {exc.request.url}"
+    except RuntimeError:  # an error raised before the request existed
+        at = ""
     if isinstance(exc, httpx.ConnectTimeout):
-        return ConnectTimeoutError(f"timed out connecting to the agent: {text}")
+        return ConnectTimeoutError(f"timed out connecting to the agent{at}: {text}")
     if isinstance(exc, httpx.TimeoutException):
-        return ClientTimeoutError(f"timed out talking to the agent: {text}")
+        return ClientTimeoutError(f"timed out talking to the agent{at}: {text}")
     if isinstance(exc, httpx.ConnectError):
-        return ConnectError(f"could not connect to the agent: {text}")
-    return TransportError(f"{type(exc).__name__}: {text}")
+        return ConnectError(f"could not connect to the agent{at}: {text}")
+    return TransportError(f"{type(exc).__name__}{at}: {text}")
 
 
 def with_status(err: A2AError, status_code: int) -> A2AError:
@@ -112,11 +117,50 @@ def _decode(content: bytes, status: int) -> Any:
     try:
         return json.loads(content)
     except ValueError:
-        if status >= 400:
-            return None
-        raise invalid(
-            f"the agent answered HTTP {status} with a body that is not JSON", status
-        ) from None
+        return None
+
+
+#: Statuses a non-A2A front (a proxy, a gateway) answers in the agent's name: kept as the
+#: typed A2A errors they stand for (with the ``WWW-Authenticate`` challenges of a 401).
+_FRONT_STATUSES = frozenset({401, 403})
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
+def _what_came_back(response: httpx.Response) -> str:
+    ctype = response.headers.get("content-type", "").partition(";")[0].strip()
+    text = response.text.strip() if response.is_stream_consumed else ""
+    if not text:
+        return "no body"
+    if ctype == "text/html" or text[:15].lower().startswith(("<!doctype html", "<html")):
+        title = _TITLE.search(text)
+        page = " ".join(title.group(1).split()) if title else ""
+        return f"an HTML page {page[:80]!r}" if page else "an HTML page"
+    return f"{ctype or 'no content type'}: {' '.join(text.split())[:80]!r}"
+
+
+def not_a2a(response: httpx.Response) -> A2AError:
+    """The endpoint answered, but not with A2A: say where, and what came back."""
+    request = response.request
+    status = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+    return invalid(
+        f"{request.method} {request.url} did not answer with A2A: {status}, "
+        f"{_what_came_back(response)} (is it the agent's A2A URL?)",
+        response.status_code,
+    )
+
+
+def check_a2a_answer(response: httpx.Response, body: Any) -> None:
+    """Raise :func:`not_a2a` unless ``body`` can be an A2A answer: JSON, or an error status
+    a front answers for the agent (401, 403), or a 2xx without a body."""
+    status = response.status_code
+    if status in _FRONT_STATUSES or (isinstance(body, dict) and body):
+        return
+    if body is None and response.content.strip():
+        raise not_a2a(response)
+    if status >= 400 and not (isinstance(body, dict) and isinstance(body.get("error"), dict)):
+        raise not_a2a(response)
 
 
 class SSEStream:
@@ -170,6 +214,7 @@ class SSEStream:
         ctype = response.headers.get("content-type", "").partition(";")[0].strip()
         if ctype != "text/event-stream":
             body = _decode(await response.aread(), response.status_code)
+            check_a2a_answer(response, body)
             try:
                 transport._raise_for_body(operation, body, response.status_code)
             except A2AError as err:
@@ -296,6 +341,7 @@ class HTTPTransport(Transport):
         except httpx.HTTPError as exc:
             raise map_httpx_error(exc) from exc
         body = _decode(response.content, response.status_code)
+        check_a2a_answer(response, body)
         try:
             result = self._unwrap(operation, body, response.status_code)
         except A2AError as err:
