@@ -252,3 +252,48 @@ def test_the_inspect_command_serves_the_page_on_loopback(agent_url: str) -> None
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_the_inspector_inside_an_agent(serve: Any) -> None:
+    """Mounted in the agent, the inspector inspects that agent (at its own address, even when
+    the agent itself is mounted under a prefix)."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    from simple_a2a.inspector.mount import with_inspector
+
+    agent = with_inspector(scripted_server().app)
+    host = Starlette(routes=[Mount("/agents/scripted", app=agent)])
+    for base in (serve(agent), serve(host) + "/agents/scripted"):
+        with httpx.Client(base_url=base, headers=API, timeout=30) as http:
+            assert http.get("/inspector").status_code in (307, 308)  # to /inspector/
+            page = http.get("/inspector/")
+            assert page.status_code == 200 and "A2A inspector" in page.text
+            assert page.headers["content-security-policy"] == CSP
+            info = http.get("/inspector/api/card").json()
+            assert info["cardUrl"] == base + "/.well-known/agent-card.json"
+            reply = http.post("/inspector/api/send", json={"parts": [{"text": "hi"}]}).json()
+            assert reply["task"]["artifacts"][0]["parts"] == [{"text": "echo: hi"}]
+            # The agent's own routes are untouched.
+            assert http.get("/.well-known/agent-card.json").json()["name"] == "CLI test agent"
+
+
+async def test_the_wire_shows_compressed_bodies_decompressed_and_hides_query_keys() -> None:
+    import gzip
+
+    from simple_a2a.inspector.wire import RecordingTransport
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"ok": True}}).encode()
+
+    def agent(request: httpx.Request) -> httpx.Response:
+        headers = {"content-encoding": "gzip", "content-type": "application/json"}
+        return httpx.Response(200, headers=headers, content=gzip.compress(body))
+
+    log = WireLog()
+    transport = RecordingTransport(log, httpx.MockTransport(agent))
+    async with httpx.AsyncClient(transport=transport) as http:
+        answer = await http.post("http://agent.test/rpc?api_key=s3cret&x=1", json={"a": 1})
+    assert answer.json() == {"jsonrpc": "2.0", "id": 1, "result": {"ok": True}}
+    [exchange] = log.since(0)
+    assert exchange["responseBody"] == body.decode()
+    assert "s3cret" not in exchange["url"] and "x=1" in exchange["url"]

@@ -90,7 +90,9 @@ def inspector_app(
     def agent_url(request: Request) -> str:
         if target is not None:
             return target
-        return str(request.base_url).rstrip("/").rsplit("/", 1)[0]
+        # root_path is where the inspector is mounted (…/inspector); the agent is one level up.
+        mounted = request.url.replace(path=request.scope.get("root_path", ""), query="")
+        return str(mounted).rstrip("/").rsplit("/", 1)[0]
 
     async def session_for(request: Request) -> Session:
         url = agent_url(request)

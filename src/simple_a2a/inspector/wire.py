@@ -5,7 +5,8 @@ what it records is exactly what the bindings sent and what the agent answered (J
 HTTP+JSON, unary or SSE). Streamed bodies are recorded as they arrive, so an open stream
 shows its events live. Everything is bounded: the log keeps the last ``max_exchanges``, each
 body keeps its first ``max_body`` characters. Credentials never reach the page: the values of
-``Authorization``, ``Cookie`` and API-key headers are replaced by ``[redacted]``.
+``Authorization``, ``Cookie`` and any header or query parameter whose name holds ``key`` or
+``token`` are replaced by ``[redacted]``. Compressed bodies are shown decompressed.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import codecs
 import itertools
 import time
+import zlib
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -28,12 +30,22 @@ DEFAULT_MAX_BODY = 64 * 1024
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
 
 
+def _is_secret(name: str) -> bool:
+    name = name.lower()
+    return name in SECRET_HEADERS or "key" in name or "token" in name
+
+
 def _redacted(headers: httpx.Headers) -> list[list[str]]:
-    out = []
-    for name, value in headers.multi_items():
-        secret = name.lower() in SECRET_HEADERS or "key" in name.lower()
-        out.append([name, "[redacted]" if secret else value])
-    return out
+    return [[k, "[redacted]" if _is_secret(k) else v] for k, v in headers.multi_items()]
+
+
+def _redacted_url(url: httpx.URL) -> str:
+    """The URL with credentials in its query (an API key the card puts there) redacted."""
+    params = url.params
+    if not any(_is_secret(name) for name in params):
+        return str(url)
+    safe = [(k, "[redacted]" if _is_secret(k) else v) for k, v in params.multi_items()]
+    return str(url.copy_with(params=safe))
 
 
 @dataclass
@@ -88,7 +100,7 @@ class WireLog:
             id=next(self._ids),
             started=time.time(),
             method=request.method,
-            url=str(request.url),
+            url=_redacted_url(request.url),
             request_headers=_redacted(request.headers),
             request_body=body[: self.max_body],
             truncated=len(body) > self.max_body,
@@ -117,11 +129,20 @@ class _RecordedStream(httpx.AsyncByteStream):
         self._log = log
         self._exchange = exchange
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        encoding = dict(exchange.response_headers).get("content-encoding", "").lower()
+        # gzip or deflate (zlib or raw) as the agent sent it; wbits 47: zlib or gzip header
+        self._inflate = zlib.decompressobj(47) if encoding in ("gzip", "deflate") else None
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         try:
             async for chunk in self._inner:
-                self._log.append_body(self._exchange, self._decoder.decode(chunk))
+                plain = chunk
+                if self._inflate is not None:
+                    try:
+                        plain = self._inflate.decompress(chunk)
+                    except zlib.error:  # not what it said: show the bytes as they came
+                        self._inflate = None
+                self._log.append_body(self._exchange, self._decoder.decode(plain))
                 yield chunk
         except Exception as exc:  # a dropped stream shows as such in the wire view
             self._exchange.error = f"{type(exc).__name__}: {exc}"
