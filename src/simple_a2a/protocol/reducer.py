@@ -100,11 +100,13 @@ def apply_event(task: Task, event: StreamResponse, *, check: bool = True) -> Tas
     return payload
 
 
-def is_final_event(event: StreamResponse) -> bool:
-    """Does a stream end after this event? (spec §3.1.2, §11.7: terminal or interrupted state)."""
+def is_final_event(event: StreamResponse, until: frozenset[TaskState] = FINAL_STATES) -> bool:
+    """Does a stream end after this event? A message stream ends at once; a task stream at a
+    state in ``until``: terminal or interrupted for SendStreamingMessage (spec §3.1.2, §11.7),
+    terminal only for a SubscribeToTask subscription (§3.1.6)."""
     d = event.__dict__
     if d.get("status_update") is not None:
-        return d["status_update"].status.state in FINAL_STATES
+        return d["status_update"].status.state in until
     if d.get("task") is not None:
-        return d["task"].status.state in FINAL_STATES
+        return d["task"].status.state in until
     return d.get("message") is not None

@@ -22,8 +22,18 @@ def frame(data: bytes, event_id: int | str | None = None) -> bytes:
     return body + b"\n"
 
 
+#: Event ids are per-task sequence numbers, stored as 64-bit integers by the SQL backends.
+MAX_EVENT_ID = 2**63 - 1
+
+
 def parse_last_event_id(value: str | None) -> int | None:
-    """The ``Last-Event-ID`` header as a sequence number; None when absent or not ours."""
-    if value is None or not value.strip().isdigit():
+    """The ``Last-Event-ID`` header as a sequence number; None when absent or not ours.
+
+    A number beyond :data:`MAX_EVENT_ID` is refused (``ValueError``): no event can have it, and
+    the SQL backends cannot even compare with it.
+    """
+    if value is None or not value.strip().isascii() or not value.strip().isdigit():
         return None
+    if len(value.strip()) > 19 or int(value.strip()) > MAX_EVENT_ID:
+        raise ValueError(f"Last-Event-ID {value.strip()[:40]!r} is beyond any event id")
     return int(value.strip())

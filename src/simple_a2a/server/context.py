@@ -53,6 +53,8 @@ class CallContext:
     version: str = "1.0"
     headers: dict[str, str] = field(default_factory=dict)
     activated_extensions: list[str] = field(default_factory=list)
+    #: SubscribeToTask: resume after this event (the SSE ``Last-Event-ID`` header).
+    last_event_id: int | None = None
 
     @property
     def owner(self) -> str | None:

@@ -122,11 +122,8 @@ class A2AServicer:
     async def _prepare(self, op: Operation, request: Any, context: Context) -> tuple[Any, Any]:
         call = await self.call_context(context)
         model = op.request_type.from_dict(to_dict(request))
-        call.tenant = getattr(model, "tenant", None) or None
         if call.activated_extensions:
             context.set_trailing_metadata(((EXTENSIONS_KEY, ", ".join(call.activated_extensions)),))
-        if op.name == "SubscribeToTask":
-            return call, await self.handler.subscribe_to_task(model, call, None)  # type: ignore[arg-type]
         return call, await self.handler.handle(op.name, model, call)
 
     def _unary(self, op: Operation) -> Callable[[Any, Context], Awaitable[Any]]:

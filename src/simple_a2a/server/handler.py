@@ -15,6 +15,7 @@ import binascii
 import contextlib
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ from ..protocol.models import (
     status_now,
     trusted_status,
 )
+from ..protocol.operations import OPERATIONS
 from ..protocol.requests import StreamResponse
 from ..storage.base import Storage, StoredTask, TaskQuery
 from . import recovery
@@ -127,10 +129,17 @@ class RequestHandler:
 
     # -- dispatch --
     async def handle(self, operation: str, request: Any, call: CallContext) -> Any:
-        """Run an operation by its 1.0 name; streaming ones return ``AsyncIterator[StreamItem]``."""
+        """Run an operation by its 1.0 name: the one entry of every binding and version.
+
+        Streaming operations return ``AsyncIterator[StreamItem]`` once validated, so a binding
+        can still answer an error before its stream starts. A tenant named in the request
+        (a field of every request message, spec §3.2.6) fills ``call.tenant`` when the binding
+        found none in the URL, so an executor sees the same tenant over every binding.
+        """
         method = getattr(self, _METHODS[operation])
-        if operation != "SubscribeToTask":  # subscribe_to_task authorizes itself
-            await self._authorize(operation, call)
+        if call.tenant is None:
+            call.tenant = getattr(request, "tenant", None) or None
+        await self._authorize(operation, call)
         return await method(request, call)
 
     async def _authorize(self, operation: str, call: CallContext) -> None:
@@ -419,21 +428,23 @@ class RequestHandler:
             pass
 
     async def subscribe_to_task(
-        self,
-        request: rq.SubscribeToTaskRequest,
-        call: CallContext,
-        last_event_id: int | None = None,
+        self, request: rq.SubscribeToTaskRequest, call: CallContext
     ) -> AsyncIterator[StreamItem]:
-        await self._authorize("SubscribeToTask", call)
+        """Spec §3.1.6: the current task, then its events until it is terminal.
+
+        Unlike SendStreamingMessage (§3.1.2 closes at an interrupted state), a subscription
+        stays open through ``input-required``/``auth-required``: a later follow-up resumes the
+        task and the subscriber sees it. ``call.last_event_id`` resumes after that event.
+        """
         self._require_streaming()
         stored = await self._visible_task(request.id, call)
-        if last_event_id is None and stored.task.is_terminal:
+        if call.last_event_id is None and stored.task.is_terminal:
             raise e.UnsupportedOperationError(
                 f"task {request.id} is {stored.task.status.state.value}; there is nothing to "
                 "subscribe to",
                 task_id=request.id,
             )
-        return self._subscription(request.id, last_event_id)
+        return self._subscription(request.id, call.last_event_id)
 
     async def _subscription(
         self, task_id: str, last_event_id: int | None
@@ -444,9 +455,9 @@ class RequestHandler:
                 return
             task, last_event_id = snap
             yield StreamItem(last_event_id, StreamResponse(task=task))
-            if task.is_final:
+            if task.is_terminal:
                 return
-        async for item in self.tasks.follow(task_id, last_event_id):
+        async for item in self.tasks.follow(task_id, last_event_id, until=TERMINAL_STATES):
             yield item
 
     # -- push notification configs (spec §3.1.7-§3.1.10) --
@@ -558,16 +569,8 @@ class RequestHandler:
             task.cancel()
 
 
-_METHODS = {
-    "SendMessage": "send_message",
-    "SendStreamingMessage": "send_streaming_message",
-    "GetTask": "get_task",
-    "ListTasks": "list_tasks",
-    "CancelTask": "cancel_task",
-    "SubscribeToTask": "subscribe_to_task",
-    "CreateTaskPushNotificationConfig": "create_task_push_notification_config",
-    "GetTaskPushNotificationConfig": "get_task_push_notification_config",
-    "ListTaskPushNotificationConfigs": "list_task_push_notification_configs",
-    "DeleteTaskPushNotificationConfig": "delete_task_push_notification_config",
-    "GetExtendedAgentCard": "get_extended_agent_card",
-}
+#: operation name -> handler method, derived from the operations table (``SendMessage`` ->
+#: ``send_message``): adding an operation to the table without its method fails at import.
+_METHODS = {op.name: re.sub(r"(?<!^)(?=[A-Z])", "_", op.name).lower() for op in OPERATIONS}
+if _missing := [name for name in _METHODS.values() if not hasattr(RequestHandler, name)]:
+    raise RuntimeError(f"RequestHandler lacks the methods {_missing}")

@@ -19,14 +19,13 @@ from ..protocol import errors as e
 from ..protocol import sse
 from ..protocol.card import AgentCard
 from ..protocol.extensions import activate_extensions, split_list
-from ..protocol.operations import Operation
 from ..protocol.versions import HEADER as VERSION_HEADER
 from ..protocol.versions import negotiate
 from .context import CallContext
 from .tasks import StreamItem
 
 if TYPE_CHECKING:
-    from .handler import RequestHandler
+    pass
 
 log = logging.getLogger("simple_a2a.server")
 
@@ -100,22 +99,6 @@ def route_path(scope: Scope) -> str:
     return path
 
 
-async def invoke(
-    handler: RequestHandler,
-    op: Operation,
-    request: Any,
-    call: CallContext,
-    last_event_id: int | None = None,
-) -> Any:
-    """Run an operation; streaming ones return ``AsyncIterator[StreamItem]`` (a resubscription
-    resumes after ``last_event_id``, the SSE ``Last-Event-ID``)."""
-    if call.tenant is None:
-        call.tenant = getattr(request, "tenant", None)  # a tenant in the body or params
-    if op.name == "SubscribeToTask":
-        return await handler.subscribe_to_task(request, call, last_event_id)
-    return await handler.handle(op.name, request, call)
-
-
 def response_media_type(request: Request) -> str:
     """``application/json`` unless the client asked for ``application/a2a+json`` (PRODUCT §3)."""
     return A2A_JSON if A2A_JSON in header_map(request).get("accept", "") else JSON
@@ -156,6 +139,10 @@ def call_context(
         for uri in split_list(value)
     ]
     activated = activate_extensions(card, extensions, carrier="A2A-Extensions header")
+    try:
+        last_event_id = sse.parse_last_event_id(headers.get("last-event-id"))
+    except ValueError as exc:
+        raise e.InvalidParamsError(str(exc), field="Last-Event-ID") from None
     return CallContext(
         caller=scope_caller(request.scope),
         tenant=tenant,
@@ -163,6 +150,7 @@ def call_context(
         version=version,
         headers=headers,
         activated_extensions=activated,
+        last_event_id=last_event_id,
     )
 
 

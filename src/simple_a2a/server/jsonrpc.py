@@ -20,13 +20,11 @@ from ..protocol import errors as e
 from ..protocol import jsonrpc as rpc
 from ..protocol.operations import OPERATIONS_BY_METHOD, V03_METHODS, Operation
 from ..protocol.requests import StreamResponse
-from ..protocol.sse import parse_last_event_id
 from ..protocol.versions import V03
 from .context import CallContext
 from .handler import RequestHandler
 from .http import (
     call_context,
-    invoke,
     json_bytes,
     read_json,
     response_media_type,
@@ -104,8 +102,7 @@ class JSONRPCBinding:
         """A streaming method answers text/event-stream, errors included (one error event)."""
         headers = service_headers(call)
         try:
-            last_id = parse_last_event_id(request.headers.get("last-event-id"))
-            items = await self._stream(op, req.params, call, last_id)
+            items = await self.handler.handle(op.name, self._parse(op, req.params, call), call)
         except e.A2AError as err:
             if _status(err) != 200:  # refused at the HTTP level (401/403), as unary calls are
                 media_type = response_media_type(request)
@@ -124,11 +121,6 @@ class JSONRPCBinding:
         if call.version == V03:
             params = _v03().request_from_v03(op.name, params)
         return op.request_type.from_dict(params, field_prefix="params")
-
-    async def _stream(
-        self, op: Operation, params: dict[str, Any], call: CallContext, last_id: int | None
-    ) -> Any:
-        return await invoke(self.handler, op, self._parse(op, params, call), call, last_id)
 
     @staticmethod
     def _renderer(op: Operation, request_id: rpc.RequestId, call: CallContext) -> Any:

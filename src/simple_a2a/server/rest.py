@@ -24,13 +24,11 @@ from ..protocol import errors as e
 from ..protocol import rest_v03
 from ..protocol.operations import Operation
 from ..protocol.rest import MethodNotAllowedError, RouteNotFoundError, RouteTable, parse_query
-from ..protocol.sse import parse_last_event_id
 from ..protocol.versions import V03
 from .context import CallContext
 from .handler import RequestHandler
 from .http import (
     call_context,
-    invoke,
     json_bytes,
     read_json,
     response_media_type,
@@ -78,10 +76,9 @@ class RESTBinding:
             )
             params = await self._params(request, op, match.params, call)
             if op.streaming:
-                last_id = parse_last_event_id(request.headers.get("last-event-id"))
-                items = await invoke(self.handler, op, params, call, last_id)
+                items = await self.handler.handle(op.name, params, call)
                 return sse_response(items, _renderer(op, call), service_headers(call))
-            result = await invoke(self.handler, op, params, call)
+            result = await self.handler.handle(op.name, params, call)
             if call.version == V03:
                 body = json_bytes(rest_v03.result_down(op.name, result.to_dict()))
             else:

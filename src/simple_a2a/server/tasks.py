@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from ..protocol._base import trusted
-from ..protocol.models import Task
+from ..protocol.models import FINAL_STATES, Task, TaskState
 from ..protocol.reducer import apply_event, is_final_event
 from ..protocol.requests import StreamResponse
 from ..storage.base import ConcurrentUpdateError, Storage, StoredTask, TaskChange
@@ -173,8 +173,11 @@ class TaskManager:
                 return None
             return stored.task, await self.storage.events.last_seq(task_id)
 
-    async def follow(self, task_id: str, after: int) -> AsyncIterator[StreamItem]:
-        """Every event with ``seq > after``, live, until the stream's final event.
+    async def follow(
+        self, task_id: str, after: int, *, until: frozenset[TaskState] = FINAL_STATES
+    ) -> AsyncIterator[StreamItem]:
+        """Every event with ``seq > after``, live, until one reaches a state in ``until``
+        (terminal or interrupted by default; a subscription passes the terminal states).
 
         If the cursor fell out of the retained window, the subscriber first gets a fresh Task
         snapshot (documented overflow policy: no silent gap). Yields keep-alive items while idle.
@@ -186,20 +189,20 @@ class TaskManager:
             if snap is not None:
                 task, after = snap
                 yield StreamItem(after, StreamResponse(task=task))
-                if task.is_final:
+                if task.status.state in until:
                     return
         while True:
             batch = await events.read(task_id, after, limit=500)
             for item in batch:
                 after = item.seq
                 yield StreamItem(item.seq, item.event)
-                if is_final_event(item.event):
+                if is_final_event(item.event, until):
                     return
             if len(batch) >= 500:
                 continue
             if not batch:
                 snap = await self.snapshot(task_id)
-                if snap is None or (snap[0].is_final and snap[1] <= after):
+                if snap is None or (snap[0].status.state in until and snap[1] <= after):
                     return  # finished while we were away and everything was delivered
             if not await events.wait(task_id, after, self.keepalive):
                 yield StreamItem(None, None)
