@@ -135,14 +135,18 @@ async def test_detached_task_keeps_working_after_execute_returns() -> None:
         asyncio.get_running_loop().create_task(job())
 
     h = handler(background)
-    task = await send(h)
-    assert isinstance(task, Task) and task.status.state is TaskState.WORKING
+    # returnImmediately: the task as it is, not finished
+    task = await send(h, return_immediately=True)
+    assert isinstance(task, Task) and not task.is_final
+    # a blocking send waits for the background work (spec §3.2.2), not for execute()
+    blocking = asyncio.ensure_future(send(h))
+    await asyncio.sleep(0.2)
+    assert not blocking.done()
     release.set()
-    for _ in range(100):
-        current = await h.get_task(GetTaskRequest(id=task.id), CallContext())
-        if current.is_terminal:
-            break
-        await asyncio.sleep(0.01)
+    done = await asyncio.wait_for(blocking, 5)
+    assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+    assert done.text == "finished later"
+    current = await h.get_task(GetTaskRequest(id=task.id), CallContext())
     assert current.status.state is TaskState.COMPLETED and current.text == "finished later"
 
 

@@ -19,6 +19,8 @@ from simple_a2a.protocol._base import A2AModel
 from simple_a2a.protocol.card import AgentCard, AgentInterface
 from simple_a2a.protocol.errors import A2AError
 from simple_a2a.protocol.models import (
+    FINAL_STATES,
+    TERMINAL_STATES,
     AuthenticationInfo,
     Message,
     Part,
@@ -285,6 +287,9 @@ class AsyncClient:
     def _stream(
         self, operation: str, request: dict[str, Any], timeout: Any, task_id: str | None
     ) -> AsyncIterator[StreamEvent]:
+        # A subscription lasts until the task is terminal (spec §3.1.6); a message's stream
+        # until it is terminal or interrupted (§3.1.2).
+        until = TERMINAL_STATES if operation == "SubscribeToTask" else FINAL_STATES
         timeout = self._timeout if timeout is DEFAULT else timeout
 
         async def open_stream() -> AsyncIterator[SSEEvent]:
@@ -300,7 +305,9 @@ class AsyncClient:
                 last_event_id=last_id,
             )
 
-        return resilient_stream(open_stream, resubscribe, self.reconnect, task_id=task_id)
+        return resilient_stream(
+            open_stream, resubscribe, self.reconnect, task_id=task_id, until=until
+        )
 
     @staticmethod
     def _message(content: Content, task_id: str | None, context_id: str | None) -> Message:
@@ -389,7 +396,8 @@ class AsyncClient:
         return self._stream("SendStreamingMessage", request, timeout, None)
 
     def subscribe(self, task_id: str, *, timeout: Any = DEFAULT) -> AsyncIterator[StreamEvent]:
-        """SubscribeToTask: the task's current state, then its updates until it is final."""
+        """SubscribeToTask: the task's current state, then its updates until it is terminal
+        (also through ``input-required``: a follow-up resumes the task, spec §3.1.6)."""
         return self._stream("SubscribeToTask", {"id": task_id}, timeout, task_id)
 
     async def get(

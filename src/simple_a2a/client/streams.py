@@ -22,9 +22,11 @@ from typing import Any
 from simple_a2a.protocol.errors import A2AError
 from simple_a2a.protocol.models import (
     FINAL_STATES,
+    INTERRUPTED_STATES,
     Message,
     Task,
     TaskArtifactUpdateEvent,
+    TaskState,
     TaskStatusUpdateEvent,
 )
 from simple_a2a.protocol.reducer import apply_artifact, apply_message, apply_status
@@ -73,14 +75,13 @@ class ReconnectPolicy:
         return float(min(self.max_backoff, self.backoff * (2 ** (attempt - 1))))
 
 
-def _task_id_and_final(event: StreamEvent) -> tuple[str | None, bool]:
+def _task_id_and_state(event: StreamEvent) -> tuple[str | None, TaskState | None]:
+    """The event's task and the state it reports (None: no state; a Message is final)."""
     if isinstance(event, Task):
-        return event.id, event.status.state in FINAL_STATES
+        return event.id, event.status.state
     if isinstance(event, TaskStatusUpdateEvent):
-        return event.task_id, event.status.state in FINAL_STATES
-    if isinstance(event, TaskArtifactUpdateEvent):
-        return event.task_id, False
-    return event.task_id, True  # a Message ends a message-only stream
+        return event.task_id, event.status.state
+    return event.task_id, None
 
 
 async def resilient_stream(
@@ -89,12 +90,16 @@ async def resilient_stream(
     policy: ReconnectPolicy,
     *,
     task_id: str | None = None,
+    until: frozenset[TaskState] = FINAL_STATES,
 ) -> AsyncIterator[StreamEvent]:
     """Yield the events of ``await open_stream()``, resuming through
     ``await resubscribe(task_id, last_id)``.
 
     ``task_id`` is known up front for SubscribeToTask, and learned from the first event of
-    SendStreamingMessage (a stream that drops before any event cannot be resumed).
+    SendStreamingMessage (a stream that drops before any event cannot be resumed). The stream
+    ends at a state in ``until``: terminal or interrupted for SendStreamingMessage (spec
+    §3.1.2), terminal for a subscription (§3.1.6) — which also ends without complaint when a
+    server closes it cleanly at an interrupted state (0.3 servers and older ones do).
 
     This is the only async generator between the caller and the connection: the sources are
     closed here, in ``finally``, whether the caller finished, broke out, raised or was
@@ -102,6 +107,8 @@ async def resilient_stream(
     """
     seen: set[str] = set()
     last_id: str | None = None
+    last_state: TaskState | None = None
+    seen_task = False  # a Message after a task event is history (a follow-up), not an answer
     failures = 0
     source = await open_stream()
     while True:
@@ -117,11 +124,17 @@ async def resilient_stream(
                 except A2AError as exc:
                     raise invalid(f"an event is not a StreamResponse: {exc.message}") from None
                 failures = 0
-                event_task, final = _task_id_and_final(event)
+                event_task, state = _task_id_and_state(event)
                 task_id = task_id or event_task
+                last_state = state or last_state
                 yield event
-                if final:
+                if isinstance(event, Message) and not seen_task:
+                    return  # the one Message of a message-only stream
+                seen_task = True
+                if state in until:
                     return
+            if last_state in INTERRUPTED_STATES:
+                return  # closed cleanly while the task waits for input: that server's rule
             cause: Exception | None = None
             reason = "the server closed the stream before the task reached a final state"
         except TransportError as exc:

@@ -101,12 +101,13 @@ def apply_event(task: Task, event: StreamResponse, *, check: bool = True) -> Tas
 
 
 def is_final_event(event: StreamResponse, until: frozenset[TaskState] = FINAL_STATES) -> bool:
-    """Does a stream end after this event? A message stream ends at once; a task stream at a
-    state in ``until``: terminal or interrupted for SendStreamingMessage (spec §3.1.2, §11.7),
-    terminal only for a SubscribeToTask subscription (§3.1.6)."""
+    """Does a task's stream end after this event of its log? At a state in ``until``: terminal
+    or interrupted for SendStreamingMessage (spec §3.1.2, §11.7), terminal only for a
+    SubscribeToTask subscription (§3.1.6). A message in a task's log is a history entry (a
+    client's follow-up), never the end; a direct reply is not logged at all."""
     d = event.__dict__
     if d.get("status_update") is not None:
         return d["status_update"].status.state in until
     if d.get("task") is not None:
         return d["task"].status.state in until
-    return d.get("message") is not None
+    return False

@@ -6,6 +6,8 @@ an interrupted task resumes when the client answers (back to submitted or workin
 
 from __future__ import annotations
 
+from enum import Enum
+
 from .models import TERMINAL_STATES, TaskState
 
 S = TaskState
@@ -55,3 +57,26 @@ def check_transition(current: TaskState, target: TaskState) -> None:
     """Raise :class:`InvalidTransitionError` unless ``current -> target`` is allowed."""
     if target not in TRANSITIONS[current]:
         raise InvalidTransitionError(current, target)
+
+
+class FollowUp(str, Enum):
+    """What a client message with a ``taskId`` does to that task (spec §3.1.1, §3.4.3)."""
+
+    RESUME = "resume"  #: an interrupted task goes back to ``submitted``; the executor runs
+    JOIN = "join"  #: the message joins a task still at work; the executor runs, state unchanged
+    REFUSE = "refuse"  #: UnsupportedOperationError, nothing changes
+
+
+#: The rule, keyed by the task's state. The spec lets a server accept or refuse a message for a
+#: task that is still ``submitted``/``working``; we accept it as the official SDK does (the
+#: executor runs for the new message on the same task). Only one execution runs per task at a
+#: time, so a message arriving while an executor has not returned yet is refused instead
+#: (the handler checks that; it is not a state).
+FOLLOW_UPS: dict[TaskState, FollowUp] = {
+    S.UNSPECIFIED: FollowUp.REFUSE,
+    S.SUBMITTED: FollowUp.JOIN,
+    S.WORKING: FollowUp.JOIN,
+    S.INPUT_REQUIRED: FollowUp.RESUME,
+    S.AUTH_REQUIRED: FollowUp.RESUME,
+    **{state: FollowUp.REFUSE for state in TERMINAL_STATES},
+}

@@ -4,8 +4,10 @@ Every verb works from ``async def execute`` (``await ctx.complete(...)``) and fr
 ``def execute`` running in a worker thread (``ctx.complete(...)`` blocks until recorded): the
 verbs hop onto the server's event loop when called from another thread.
 
-The task is created lazily: an executor that answers with :meth:`RequestContext.reply` before
-touching the task gets a direct ``Message`` response and no task is stored (spec §3.1.1).
+The task is stored before the executor runs (a storage that cannot write refuses the message
+before any agent code runs). An executor that answers with :meth:`RequestContext.reply` before
+touching the task gets a direct ``Message`` response, and the task is discarded (spec §3.1.1:
+a direct reply belongs to no task).
 """
 
 from __future__ import annotations
@@ -143,11 +145,13 @@ class TaskHandle:
     """The lifecycle verbs of one task. A :class:`RequestContext` is one; ``ctx.detach()`` gives
     one that stays usable after ``execute`` returns (long-running background work)."""
 
-    def __init__(self, manager: TaskManager, task: Task, persisted: bool, owner: str | None):
+    def __init__(self, manager: TaskManager, task: Task, owner: str | None, *, committed: bool):
         self._manager = manager
-        self._task = task
-        self._persisted = persisted
+        self._task = task  # stored already: the handler stores a task before its executor runs
         self._owner = owner
+        # Whether the task is the answer: once anything was recorded through the handle (or the
+        # handler decided so), a reply completes the task instead of replacing it.
+        self._committed = committed
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self.reply_message: Message | None = None
@@ -173,8 +177,15 @@ class TaskHandle:
         return self._task.status.state
 
     @property
-    def is_persisted(self) -> bool:
-        return self._persisted
+    def committed(self) -> bool:
+        """The task is the answer (not a direct reply): something was recorded on it."""
+        return self._committed
+
+    def commit(self) -> None:
+        """Make the task the answer (a later :meth:`reply` completes it)."""
+        if not self._committed:
+            self._committed = True
+            self.changed.set()
 
     # -- the verbs --
     def start(self, message: MessageLike | None = None) -> Awaitable[None]:
@@ -246,16 +257,11 @@ class TaskHandle:
             self._yielded = now
             await asyncio.sleep(0)
 
-    async def ensure_persisted(self) -> None:
-        if not self._persisted:
-            if self.reply_message is not None:
-                raise InvalidTransitionError(TaskState.COMPLETED, TaskState.WORKING)
-            self._persisted = True
-            await self._manager.create(self._task, owner=self._owner)
-            self.changed.set()
-
     async def record(self, event: StreamResponse) -> None:
-        await self.ensure_persisted()
+        if self.reply_message is not None and not self._committed:
+            # a direct reply was the answer: the task no longer exists
+            raise InvalidTransitionError(TaskState.COMPLETED, TaskState.WORKING)
+        self._committed = True
         try:
             self._task, _seq = await self._manager.record(self._task.id, event)
         except InvalidTransitionError:
@@ -316,10 +322,12 @@ class TaskHandle:
         await self._set_state(state, message)
 
     async def _reply(self, content: MessageLike) -> None:
-        if not self._persisted and self.reply_message is None:
+        if not self._committed and self.reply_message is None:
             msg = _as_message(content, self._task)
             assert msg is not None
-            # A direct reply belongs to no task (spec §3.1.1): only the context is kept.
+            # A direct reply belongs to no task (spec §3.1.1): only the context is kept, and
+            # the task stored for this message is discarded before anyone learns its id.
+            await self._manager.discard(self._task.id)
             self.reply_message = msg.model_copy(update={"task_id": None})
             self.changed.set()
             return
@@ -335,11 +343,11 @@ class RequestContext(TaskHandle):
         task: Task,
         *,
         message: Message,
-        persisted: bool,
         call: CallContext,
         metadata: dict[str, Any] | None,
+        committed: bool = False,
     ) -> None:
-        super().__init__(manager, task, persisted, call.owner)
+        super().__init__(manager, task, call.owner, committed=committed)
         self.message = message
         self.call = call
         self.metadata = metadata or {}
@@ -378,6 +386,12 @@ class RequestContext(TaskHandle):
             self.cancelled.set()
 
     def detach(self) -> TaskHandle:
-        """Keep the task open after ``execute`` returns; update it later through the handle."""
+        """Keep the task open after ``execute`` returns; update it later through the handle.
+
+        A blocking SendMessage still waits until the task is terminal or interrupted (spec
+        §3.2.2), and a follow-up message to the task while it works starts an execution whose
+        ``ctx`` is already detached (see docs/guides/executors.md).
+        """
         self.detached = True
+        self.commit()
         return self

@@ -125,7 +125,7 @@ async def run_executor(
                 await _stream_chunks(ctx, result)
             else:
                 await _apply_result(ctx, result)
-        if ctx.reply_message is not None and not ctx.is_persisted:
+        if ctx.reply_message is not None and not ctx.committed:
             return
         if ctx.cancelled.is_set() and ctx.state not in TERMINAL_STATES:
             await ctx.cancel()

@@ -26,6 +26,7 @@ from ..protocol._base import trusted
 from ..protocol.card import AgentCard
 from ..protocol.models import (
     TERMINAL_STATES,
+    Message,
     Task,
     TaskPushNotificationConfig,
     TaskState,
@@ -36,6 +37,7 @@ from ..protocol.models import (
 )
 from ..protocol.operations import OPERATIONS
 from ..protocol.requests import StreamResponse
+from ..protocol.states import FOLLOW_UPS, FollowUp
 from ..storage.base import Storage, StoredTask, TaskQuery
 from . import recovery
 from .context import CallContext, Caller, RequestContext
@@ -56,7 +58,8 @@ DEFAULT_PAGE_SIZE = 50
 
 def _busy(task_id: str) -> e.A2AError:
     return e.UnsupportedOperationError(
-        f"task {task_id} is still being worked on; send a follow-up when it asks for input",
+        f"task {task_id} is still being worked on by its executor; send the message when it "
+        "returns or asks for input",
         task_id=task_id,
     )
 
@@ -154,10 +157,10 @@ class RequestHandler:
         ctx, _seq = await self._start(request, call)
         config = request.configuration
         if config is not None and config.return_immediately:
-            await ctx.ensure_persisted()  # return at once: the task is the answer
+            ctx.commit()  # return at once: the task is the answer
         else:
             await self._wait_settled(ctx)
-        if ctx.reply_message is not None and not ctx.is_persisted:
+        if ctx.reply_message is not None and not ctx.committed:
             return trusted(rq.SendMessageResponse, message=ctx.reply_message)
         stored = await self.tasks.get(ctx.task_id)
         task = stored.task if stored else ctx.task
@@ -185,40 +188,54 @@ class RequestHandler:
                 async for item in self.tasks.follow(ctx.task_id, last):
                     yield item
             return
-        while not ctx.is_persisted and ctx.reply_message is None:
+        # A new task: a direct reply or a task, whichever the executor gives first.
+        while not ctx.committed and ctx.reply_message is None:
             ctx.changed.clear()
-            if ctx.is_persisted or ctx.reply_message is not None:
+            if ctx.committed or ctx.reply_message is not None:
                 break
             await ctx.changed.wait()
-        if ctx.reply_message is not None and not ctx.is_persisted:
+        if ctx.reply_message is not None and not ctx.committed:
             yield StreamItem(None, StreamResponse(message=ctx.reply_message))
             return
         async for item in self.tasks.follow(ctx.task_id, 0):  # event 1 is the Task
             yield item
 
     async def _wait_settled(self, ctx: RequestContext) -> None:
-        """Blocking send: until a reply, a terminal/interrupted state, or the executor returns."""
+        """Blocking send (spec §3.2.2): until a direct reply, or the task is terminal or
+        interrupted — also when its executor returned early and left work running (detached)."""
         execution = self._executions.get(ctx.task_id)
         while True:
             ctx.changed.clear()
-            if ctx.reply_message is not None and not ctx.is_persisted:
+            if ctx.reply_message is not None and not ctx.committed:
                 return
-            if ctx.is_persisted and ctx.task.is_final:
+            if ctx.task.is_final:
                 return
             if execution is None or execution.runner.done():
-                return
+                break
             await ctx.changed.wait()
+        # Work goes on outside the executor (ctx.detach(), or a cancel elsewhere): follow the
+        # task's log, which every writer goes through, until the state settles.
+        snap = await self.tasks.snapshot(ctx.task_id)
+        if snap is None or snap[0].is_final:
+            return
+        async for _item in self.tasks.follow(ctx.task_id, snap[1]):
+            pass
 
     async def _start(
         self, request: rq.SendMessageRequest, call: CallContext
     ) -> tuple[RequestContext, int]:
-        """Validate the message, create or resume the task, launch the executor detached."""
+        """Validate the message, store or resume its task, then launch the executor detached.
+
+        Returns the context and, for a follow-up, the seq of the last event before it (0 for a
+        new task). The task is stored before the executor runs: a storage failure is the
+        caller's InternalError and no agent code runs for the message.
+        """
         message = request.message
         config = request.configuration
-        if config is not None and config.task_push_notification_config is not None:
+        push_config = config.task_push_notification_config if config is not None else None
+        if push_config is not None:
             self._require_push()
-            if self.push is not None:  # refuse a bad webhook before the task exists
-                await self.push.validate_config(config.task_push_notification_config)
+            push_config = await self._checked_push_config(push_config)
         if config is not None and config.history_length is not None and config.history_length < 0:
             raise e.InvalidParamsError(
                 "configuration.historyLength must be >= 0", field="configuration.historyLength"
@@ -227,35 +244,95 @@ class RequestHandler:
             raise e.InvalidParamsError(
                 "message.role must be ROLE_USER for a client message", field="message.role"
             )
-        seq = 0
         if message.task_id:
-            stored = await self._visible_task(message.task_id, call)
-            if stored.task.is_interrupted and stored.task.id in self._executions:
-                # The executor asked for input and is still returning: let that turn end.
-                await self._previous_turn(stored.task.id)
-                stored = await self._visible_task(message.task_id, call)
-            task = stored.task
-            if task.is_terminal:
-                raise e.UnsupportedOperationError(
-                    f"task {task.id} is {task.status.state.value} (terminal) and accepts no "
-                    "further messages",
-                    task_id=task.id,
-                )
-            if message.context_id and task.context_id and message.context_id != task.context_id:
-                raise e.InvalidParamsError(
-                    f"message.contextId {message.context_id!r} does not match the task's "
-                    f"contextId {task.context_id!r}",
-                    field="message.contextId",
-                )
-            if task.id in self._executions:
-                raise _busy(task.id)
-            if self.leases is not None:
-                task = await claim_follow_up(self.leases, task, lambda: self._visible_task(
-                    task.id, call
-                ), _busy)  # fmt: skip
-            message = message.model_copy(update={"context_id": task.context_id})
+            task, message, seq, joined = await self._follow_up(message, call)
+        else:
+            task, seq, joined = await self._new_task(message, request, call), 0, False
+            message = task.history[-1]
+        ctx = RequestContext(
+            self.tasks,
+            task,
+            message=message,
+            call=call,
+            metadata=request.metadata,
+            committed=bool(seq) or push_config is not None,
+        )
+        if joined:
+            # The task was left working by an executor that detached: that work still owns
+            # the task's end, so this execution returning does not complete it.
+            ctx.detached = True
+        if push_config is not None:
             try:
-                task, seq = await self.tasks.record(task.id, StreamResponse(message=message))
+                await self._store_push_config(push_config, task.id)
+            except BaseException:
+                await self._release(task.id)
+                raise
+        self._launch(ctx)
+        return ctx, seq
+
+    async def _new_task(
+        self, message: Message, request: rq.SendMessageRequest, call: CallContext
+    ) -> Task:
+        context_id = message.context_id or new_id()
+        task_id = new_id()
+        message = message.model_copy(update={"context_id": context_id, "task_id": task_id})
+        # Not validated again (``trusted``): the ids are ours, the message and metadata were
+        # validated with the request.
+        task = trusted(
+            Task,
+            id=task_id,
+            context_id=context_id,
+            status=trusted_status(TaskState.SUBMITTED),
+            history=[message],
+            metadata=request.metadata,
+        )
+        if self.leases is not None:
+            await self.leases.acquire(task_id)  # a fresh id: always free
+        try:
+            await self.tasks.create(task, owner=call.owner)
+        except Exception as exc:
+            await self._release(task_id)
+            log.error("could not store task %s: %s", task_id, exc)
+            raise e.InternalError("the task could not be stored; nothing was run") from None
+        return task
+
+    async def _follow_up(
+        self, message: Message, call: CallContext
+    ) -> tuple[Task, Message, int, bool]:
+        """A message for an existing task, by the rule of ``states.FOLLOW_UPS``."""
+        assert message.task_id is not None
+        stored = await self._visible_task(message.task_id, call)
+        if stored.task.is_interrupted and stored.task.id in self._executions:
+            # The executor asked for input and is still returning: let that turn end.
+            await self._previous_turn(stored.task.id)
+            stored = await self._visible_task(message.task_id, call)
+        task = stored.task
+        rule = FOLLOW_UPS[task.status.state]
+        if rule is FollowUp.REFUSE:
+            raise e.UnsupportedOperationError(
+                f"task {task.id} is {task.status.state.value} (terminal) and accepts no "
+                "further messages",
+                task_id=task.id,
+            )
+        if message.context_id and task.context_id and message.context_id != task.context_id:
+            raise e.InvalidParamsError(
+                f"message.contextId {message.context_id!r} does not match the task's "
+                f"contextId {task.context_id!r}",
+                field="message.contextId",
+            )
+        if task.id in self._executions:
+            raise _busy(task.id)
+        joins_local_work = rule is FollowUp.JOIN and self.leases and task.id in self.leases.held
+        if self.leases is not None and not joins_local_work:
+            # (A message joining detached work of this replica shares that work's lease; one
+            # for work running on another replica is refused as busy by the claim.)
+            task = await claim_follow_up(self.leases, task, lambda: self._visible_task(
+                task.id, call
+            ), _busy)  # fmt: skip
+        message = message.model_copy(update={"context_id": task.context_id})
+        try:
+            task, seq = await self.tasks.record(task.id, StreamResponse(message=message))
+            if rule is FollowUp.RESUME:
                 task, seq = await self.tasks.record(
                     task.id,
                     StreamResponse(
@@ -266,44 +343,11 @@ class RequestHandler:
                         )
                     ),
                 )
-            except BaseException:
+        except BaseException:
+            if not joins_local_work:
                 await self._release(task.id)
-                raise
-            persisted = True
-        else:
-            context_id = message.context_id or new_id()
-            task_id = new_id()
-            message = message.model_copy(update={"context_id": context_id, "task_id": task_id})
-            # Not validated again (``trusted``): the ids are ours, the message and metadata were
-            # validated with the request.
-            task = trusted(
-                Task,
-                id=task_id,
-                context_id=context_id,
-                status=trusted_status(TaskState.SUBMITTED),
-                history=[message],
-                metadata=request.metadata,
-            )
-            persisted = False
-            if self.leases is not None:
-                await self.leases.acquire(task_id)  # a fresh id: always free
-        ctx = RequestContext(
-            self.tasks,
-            task,
-            message=message,
-            persisted=persisted,
-            call=call,
-            metadata=request.metadata,
-        )
-        if config is not None and config.task_push_notification_config is not None:
-            try:
-                await ctx.ensure_persisted()
-                await self._put_push_config(config.task_push_notification_config, task.id)
-            except BaseException:
-                await self._release(task.id)
-                raise
-        self._launch(ctx)
-        return ctx, seq
+            raise
+        return task, message, seq, rule is FollowUp.JOIN
 
     def _launch(self, ctx: RequestContext) -> None:
         runner = asyncio.create_task(self._run(ctx), name=f"a2a-task-{ctx.task_id}")
@@ -331,9 +375,9 @@ class RequestHandler:
         """Recover the tasks of processes that died (see :func:`.recovery.recover`)."""
         return await recovery.recover(self)
 
-    async def recover_task(self, task_id: str) -> None:
-        """Recover one task whose lease this process just took over."""
-        await recovery.recover_task(self, task_id)
+    async def recover_task(self, task_id: str) -> bool:
+        """Recover one task whose lease this process just took over (False: it was not)."""
+        return await recovery.recover_task(self, task_id)
 
     # -- GetTask / ListTasks (spec §3.1.3, §3.1.4) --
     async def get_task(self, request: rq.GetTaskRequest, call: CallContext) -> Task:
@@ -468,16 +512,24 @@ class RequestHandler:
         if not request.task_id:
             raise e.InvalidParamsError("taskId is required", field="taskId")
         await self._visible_task(request.task_id, call)
-        return await self._put_push_config(request, request.task_id)
+        return await self._store_push_config(
+            await self._checked_push_config(request), request.task_id
+        )
 
-    async def _put_push_config(
-        self, config: TaskPushNotificationConfig, task_id: str
+    async def _checked_push_config(
+        self, config: TaskPushNotificationConfig
     ) -> TaskPushNotificationConfig:
+        """A webhook config, validated once (URL scheme, SSRF guard) before anything is stored."""
         if not config.url.startswith(("http://", "https://")):
             raise e.InvalidParamsError("url must be an http(s) URL", field="url")
-        config = config.model_copy(update={"task_id": task_id, "id": config.id or new_id()})
         if self.push is not None:
-            await self.push.validate_config(config)  # SSRF guard
+            await self.push.validate_config(config)
+        return config
+
+    async def _store_push_config(
+        self, config: TaskPushNotificationConfig, task_id: str
+    ) -> TaskPushNotificationConfig:
+        config = config.model_copy(update={"task_id": task_id, "id": config.id or new_id()})
         await self.storage.push_configs.put(config)
         if self.push is not None:
             await self.push.config_created(config)

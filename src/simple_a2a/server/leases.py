@@ -84,7 +84,8 @@ class LeaseKeeper:
         self.scan_interval = scan_interval
         self.watch_interval = watch_interval
         self.held: set[str] = set()
-        self.recover: Callable[[str], Awaitable[None]] | None = None
+        #: returns False when the recovery did not succeed (it is then not counted)
+        self.recover: Callable[[str], Awaitable[bool | None]] | None = None
         self.lost: Callable[[str], None] | None = None
         self.ended: Callable[[list[str]], Awaitable[list[str]]] | None = None
         self.on_ended: Callable[[str], Awaitable[None]] | None = None
@@ -175,8 +176,7 @@ class LeaseKeeper:
                 lease.key,
                 lease.owner,
             )
-            taken += 1
-            await self._recover(lease.key)
+            taken += await self._recover(lease.key)
         return taken
 
     async def adopt_orphans(self, task_ids: list[str]) -> int:
@@ -187,18 +187,20 @@ class LeaseKeeper:
             if task_id in self.held or await self.store.get(self.kind, task_id) is not None:
                 continue
             if await self.store.acquire(self.kind, task_id, self.owner, self.ttl):
-                adopted += 1
-                await self._recover(task_id)
+                adopted += await self._recover(task_id)
         return adopted
 
-    async def _recover(self, task_id: str) -> None:
+    async def _recover(self, task_id: str) -> bool:
+        """Recover a key just taken over; True if that worked (counted by the callers)."""
         self.held.add(task_id)
         try:
             if self.recover is not None:
-                await self.recover(task_id)
+                return await self.recover(task_id) is not False
         except Exception:
             log.exception("could not recover task %s", task_id)
             await self.release(task_id)
+            return False
+        return True
 
     async def watch(self) -> None:
         """Tasks this replica runs that ended elsewhere (a cancel served by another replica)."""

@@ -38,37 +38,38 @@ async def recover(handler: RequestHandler) -> int:
         return orphans + await handler.leases.scan()
     recovered = 0
     for stored in active:
-        if stored.task.id not in handler._executions:
-            recovered += 1
-            await recover_stored(handler, stored)
+        if stored.task.id not in handler._executions and await recover_stored(handler, stored):
+            recovered += 1  # only what was really failed or resumed counts
     if recovered:
         log.warning("recovered %d task(s) interrupted by a restart", recovered)
     return recovered
 
 
-async def recover_task(handler: RequestHandler, task_id: str) -> None:
-    """Recover one task whose lease this process just took over (see :meth:`recover`)."""
+async def recover_task(handler: RequestHandler, task_id: str) -> bool:
+    """Recover one task whose lease this process just took over (see :meth:`recover`);
+    False when there was nothing to recover or recording its failure failed."""
     stored = await handler.tasks.get(task_id)
     if task_id in handler._executions:
-        return
+        return False
     if stored is None or stored.task.status.state not in ACTIVE_STATES:
         await handler._release(task_id)  # it ended, or waits for input: nothing to run
-        return
-    await recover_stored(handler, stored)
+        return False
+    return await recover_stored(handler, stored)
 
 
-async def recover_stored(handler: RequestHandler, stored: StoredTask) -> None:
+async def recover_stored(handler: RequestHandler, stored: StoredTask) -> bool:
+    """Resume or fail one task; False when even failing it could not be recorded."""
     task = stored.task
     if getattr(handler.executor, "resumable", False):
         message = next((m for m in reversed(task.history) if m.role.value == "ROLE_USER"), None)
         if message is not None:
             call = CallContext(caller=Caller(stored.owner) if stored.owner else None)
             ctx = RequestContext(
-                handler.tasks, task, message=message, persisted=True, call=call, metadata=None
+                handler.tasks, task, message=message, call=call, metadata=None, committed=True
             )
             ctx.resumed = True
             handler._launch(ctx)
-            return
+            return True
     try:
         await handler.tasks.record(
             task.id,
@@ -83,6 +84,9 @@ async def recover_stored(handler: RequestHandler, stored: StoredTask) -> None:
                 )
             ),
         )
-    except Exception:
-        log.exception("could not recover task %s", task.id)
+    except Exception as exc:  # not recovered: the lease scan or the next start tries again
+        log.error("could not fail task %s interrupted by a restart: %s", task.id, exc)
+        await handler._release(task.id)
+        return False
     await handler._release(task.id)
+    return True

@@ -155,6 +155,13 @@ class TaskManager:
         await self._notify(task_id, seq, event, task)
         return task, seq
 
+    async def discard(self, task_id: str) -> None:
+        """Forget a task and its log (a message answered by a direct reply has no task)."""
+        async with self._lock(task_id):
+            self._latest.pop(task_id, None)
+            await self.storage.tasks.delete(task_id)
+            await self.storage.events.delete(task_id)
+
     async def _notify(self, task_id: str, seq: int, event: StreamResponse, task: Task) -> None:
         for hook in self.hooks:
             try:

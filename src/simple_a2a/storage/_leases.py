@@ -26,8 +26,8 @@ from .base import Lease, LeaseKind, LeaseStore, StorageError
 if TYPE_CHECKING:
     import sqlite3
 
+    from ._sqlite_db import _Database as _SQLiteDatabase
     from .postgres import _Database as _PgDatabase
-    from .sqlite import _Database as _SQLiteDatabase
 
 #: Migration 4 of each SQL backend.
 SQLITE_MIGRATION = (

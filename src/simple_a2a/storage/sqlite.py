@@ -34,15 +34,11 @@ only while someone waits) to see commits by other connections, e.g. another proc
 
 from __future__ import annotations
 
-import asyncio
 import builtins
-import contextlib
 import os
 import sqlite3
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any
 
 from ..protocol.models import Task, TaskPushNotificationConfig
 from ..protocol.requests import StreamResponse
@@ -63,8 +59,9 @@ from ._common import (
 )
 from ._layout import core_doc, full_plan, write_plan
 from ._leases import SQLiteLeaseStore
+from ._sqlite_db import _Database
 from ._sqlite_layout import assemble_rows, write_rows
-from ._sqlite_schema import MIGRATIONS
+from ._sqlite_schema import MIGRATIONS, Conn
 from .base import (
     ConcurrentUpdateError,
     EventLog,
@@ -74,7 +71,6 @@ from .base import (
     PushCursor,
     PushCursorStore,
     Storage,
-    StorageError,
     StoredTask,
     TaskChange,
     TaskExistsError,
@@ -83,210 +79,7 @@ from .base import (
     TaskStore,
 )
 
-T = TypeVar("T")
-Conn = sqlite3.Connection
-
 _COLUMNS = "id, doc, version, owner"
-
-
-_Outcomes = list[tuple["asyncio.Future[Any]", Any, "BaseException | None"]]
-
-
-def _settle(outcomes: _Outcomes) -> None:
-    """On the event loop: hand each write of a committed (or failed) batch its outcome."""
-    for future, result, exc in outcomes:
-        if future.cancelled():
-            continue
-        if exc is not None:
-            future.set_exception(exc)
-        else:
-            future.set_result(result)
-
-
-class _Database:
-    """The threads and connections of one SQLite file (see the module docstring)."""
-
-    def __init__(self, path: str, readers: int, busy_timeout: float) -> None:
-        self.path = path
-        self.readers = max(1, readers)
-        self.busy_timeout_ms = int(busy_timeout * 1000)
-        self._writer: ThreadPoolExecutor | None = None
-        self._reader: ThreadPoolExecutor | None = None
-        self._writer_conn: Conn | None = None
-        self._reader_conns: list[Conn] = []
-        self._local = threading.local()
-        self._lock = threading.Lock()
-        self._opening = asyncio.Lock()
-        self._pending: list[tuple[Callable[[Conn], Any], asyncio.Future[Any]]] = []
-        self._draining = False  # a _drain is queued or running on the writer thread
-
-    def _connect(self) -> Conn:
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        return conn
-
-    async def open(self) -> None:
-        async with self._opening:  # two concurrent open() calls set up once
-            await self._open()
-
-    async def _open(self) -> None:
-        if self._writer is not None:
-            return
-        writer = ThreadPoolExecutor(1, thread_name_prefix="a2a-sqlite-writer")
-        try:
-            await asyncio.get_running_loop().run_in_executor(writer, self._open_writer)
-        except BaseException:
-            writer.shutdown(wait=False)
-            raise
-        self._writer = writer
-        self._reader = ThreadPoolExecutor(self.readers, thread_name_prefix="a2a-sqlite-reader")
-        self._local = threading.local()
-
-    def _open_writer(self) -> None:
-        parent = os.path.dirname(os.path.abspath(self.path))
-        os.makedirs(parent, exist_ok=True)
-        conn = self._connect()
-        try:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise StorageError(f"{self.path}: cannot switch to WAL mode (got {mode})")
-            self._migrate(conn)
-        except BaseException:
-            conn.close()
-            raise
-        self._writer_conn = conn
-
-    def _migrate(self, conn: Conn) -> None:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            if version > len(MIGRATIONS):
-                raise StorageError(
-                    f"{self.path}: schema version {version} is newer than this library knows "
-                    f"({len(MIGRATIONS)}); upgrade simple-a2a"
-                )
-            for statements in MIGRATIONS[version:]:
-                for statement in statements:
-                    if isinstance(statement, str):
-                        conn.execute(statement)
-                    else:
-                        statement(conn)
-            if version < len(MIGRATIONS):
-                conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-
-    async def close(self) -> None:
-        writer, reader = self._writer, self._reader
-        if writer is None:
-            return
-        self._writer = self._reader = None
-
-        def shutdown() -> None:
-            writer.shutdown(wait=True)
-            if reader is not None:
-                reader.shutdown(wait=True)
-            with self._lock:
-                conns, self._reader_conns = self._reader_conns, []
-            if self._writer_conn is not None:
-                conns.append(self._writer_conn)
-                self._writer_conn = None
-            for conn in conns:
-                conn.close()
-
-        await asyncio.to_thread(shutdown)
-
-    def _executors(self) -> tuple[ThreadPoolExecutor, ThreadPoolExecutor]:
-        if self._writer is None or self._reader is None:
-            raise StorageError(f"SQLite storage {self.path!r} is not open; call open() first")
-        return self._writer, self._reader
-
-    async def write(self, fn: Callable[[Conn], T]) -> T:
-        """Run ``fn`` atomically on the writer thread; its result comes once it is committed.
-
-        Group commit: writes that arrive while the writer is busy wait in ``_pending`` and the
-        writer runs all of them in one ``BEGIN IMMEDIATE`` transaction, each inside its own
-        savepoint (a write that raises is rolled back alone). One transaction, one thread hop
-        and one wake-up of the event loop then serve a whole batch instead of one write.
-        """
-        writer, _ = self._executors()
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
-        with self._lock:
-            self._pending.append((fn, future))
-            start = not self._draining
-            self._draining = True
-        if start:
-            writer.submit(self._drain, loop)
-        result: T = await future
-        return result
-
-    def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
-        """The writer thread: commit batches of pending writes until none is left."""
-        while True:
-            with self._lock:
-                batch, self._pending = self._pending, []
-                if not batch:
-                    self._draining = False
-                    return
-            outcomes = self._commit(batch)
-            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
-                loop.call_soon_threadsafe(_settle, outcomes)
-
-    def _commit(self, batch: list[tuple[Callable[[Conn], Any], asyncio.Future[Any]]]) -> _Outcomes:
-        conn = self._writer_conn
-        outcomes: _Outcomes = []
-        try:
-            assert conn is not None, "the SQLite writer connection is closed"
-            conn.execute("BEGIN IMMEDIATE")
-            for fn, future in batch:
-                conn.execute("SAVEPOINT write")
-                try:
-                    outcomes.append((future, fn(conn), None))
-                except Exception as exc:  # this write is undone; the batch goes on
-                    conn.execute("ROLLBACK TO write")
-                    outcomes.append((future, None, exc))
-                conn.execute("RELEASE write")
-            conn.execute("COMMIT")
-            return outcomes
-        except BaseException as exc:  # the transaction itself failed: none of the batch is stored
-            if conn is not None and conn.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-            return [(future, None, exc) for _, future in batch]
-
-    async def read(self, fn: Callable[[Conn], T], *, snapshot: bool = False) -> T:
-        """Run ``fn`` on a reader thread's connection (in one transaction if ``snapshot``)."""
-
-        def run() -> T:
-            conn: Conn | None = getattr(self._local, "conn", None)
-            if conn is None:
-                conn = self._local.conn = self._connect()
-                with self._lock:
-                    self._reader_conns.append(conn)
-            if not snapshot:
-                return fn(conn)
-            conn.execute("BEGIN")
-            try:
-                return fn(conn)
-            finally:
-                conn.execute("COMMIT")
-
-        _, reader = self._executors()
-        return await asyncio.get_running_loop().run_in_executor(reader, run)
-
-    async def data_version(self) -> int:
-        """Changes whenever another connection (another process too) commits."""
-
-        def run() -> int:
-            assert self._writer_conn is not None
-            return int(self._writer_conn.execute("PRAGMA data_version").fetchone()[0])
-
-        writer, _ = self._executors()
-        return await asyncio.get_running_loop().run_in_executor(writer, run)
 
 
 class SQLiteTaskStore(TaskStore):
@@ -560,7 +353,7 @@ class SQLiteStorage(Storage):
                 "one connection; use MemoryStorage (open_storage('memory')) instead"
             )
         self.path = path
-        self._db = _Database(path, readers, busy_timeout)
+        self._db = _Database(path, readers, busy_timeout, MIGRATIONS)
         self._notifier = ChangeNotifier(poll_interval, marker=self._db.data_version)
         self.tasks = SQLiteTaskStore(self._db)
         self._events = SQLiteEventLog(self._db, self._notifier, max_events_per_task)
