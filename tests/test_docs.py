@@ -12,6 +12,8 @@ The convention, for whoever writes a page:
   in a background thread (:class:`BackgroundServer`) on a free port chosen for ``P`` before the
   page runs, and ``http://localhost:P`` (or ``127.0.0.1:P``) in the page's blocks is replaced by
   that real URL. The servers stop when the page is done.
+- Blocks run as a script would (``__name__ == "__main__"``), so ``if __name__ == "__main__":``
+  guards around ``run()`` serve.
 - A page that talks to ``http://localhost:9292`` without starting a server itself (the client
   pages) gets a stand-in: the README's echo agent ("You said: ...") on a free port.
 
@@ -146,7 +148,7 @@ def test_page_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyP
     servers = Servers(text)
     if ".run(" not in text and LOCAL_URL.search(text):
         servers.start(_stand_in_agent().app, 9292)
-    namespace: dict[str, Any] = {"__name__": "__docs__"}
+    namespace: dict[str, Any] = {"__name__": "__main__"}  # as `python page.py` would run it
     try:
         for block in page_blocks:
             try:

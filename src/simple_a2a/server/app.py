@@ -78,7 +78,11 @@ def freeze_startup_heap() -> None:
 
 
 class A2AServer:
-    """One agent: its card, executor and storage, as an ASGI app."""
+    """One agent: its card, executor and storage, as an ASGI app.
+
+    ``storage`` is a [Storage][simple_a2a.storage.Storage] or a URL (``"sqlite:///tasks.db"``,
+    ``"postgresql://..."``); without it tasks are kept in memory and lost with the process.
+    """
 
     def __init__(
         self,
@@ -400,5 +404,10 @@ def server(
     executor: AgentExecutor | Callable[..., Any],
     **options: Any,
 ) -> A2AServer:
-    """An A2A server for one agent. ``.run(port=...)`` serves it; ``.app`` is its ASGI app."""
+    """An A2A server for one agent. ``.run(port=...)`` serves it; ``.app`` is its ASGI app.
+
+    Tasks are kept in memory unless ``storage=`` says where (``"sqlite:///tasks.db"``, a
+    PostgreSQL URL or a [Storage][simple_a2a.storage.Storage]); the options are
+    [A2AServer][simple_a2a.server.A2AServer]'s.
+    """
     return A2AServer(agent_card, executor, **options)
