@@ -150,3 +150,35 @@ def test_an_agent_on_the_official_sdk(browser: Any, serve: Any, version: str) ->
             screenshot(page, f"inspector-sdk-{version}.png")
         # (0.3's missing ListTasks is a 502 from the backend, which Chromium logs too.)
         assert [p for p in problems if "502 (Bad Gateway)" not in p or version == "1.0"] == []
+
+
+def test_a_reconnect_is_visible_in_the_timeline(browser: Any, serve: Any) -> None:  # noqa: F811
+    """A stream cut mid-way (a proxy drops the connection) is resumed by our client with
+    Last-Event-ID; the timeline says so, and every event appears once, in order."""
+    from playwright.sync_api import expect
+    from proxy import CuttingProxy
+    from replay_agent import ReplayAgent
+    from servers import ServerThread
+
+    with ServerThread(ReplayAgent().app) as upstream:
+        proxy = CuttingProxy(upstream.port, cut_after=650)
+        try:
+            page, problems = open_page(browser, serve(inspector_app(proxy.url)) + "/")
+            expect(page.locator("#agent-name")).to_contain_text("replay")
+            send(page, "go", streaming=True)
+            expect(page.locator("#timeline li").last).to_have_text("— stream ended —")
+            expect(page.locator("#timeline li.reconnect")).to_have_count(1)
+            expect(page.locator("#timeline li.reconnect")).to_contain_text("Last-Event-ID")
+            seqs = page.locator("#timeline li .seq").all_inner_texts()
+            numbered = [s for s in seqs if s.startswith("#")]
+            assert numbered == [f"#{n}" for n in range(1, 12)], seqs
+            expect(page.locator("#messages .msg.agent").last).to_contain_text("w0 w1 w2")
+            # The wire: the cut stream, then the resumed one with its Last-Event-ID.
+            resumed = page.locator("#wire li").filter(has_text="last-event-id: 3")
+            expect(resumed).to_have_count(1)
+            expect(resumed).to_contain_text("SubscribeToTask")
+            screenshot(page, "inspector-reconnect.png")
+        finally:
+            proxy.close()
+    # (the replay agent has no ListTasks: the 502 of the task list is expected)
+    assert [p for p in problems if "502 (Bad Gateway)" not in p] == []

@@ -314,11 +314,16 @@ function pretty(text, headers) {
   return text;
 }
 
+// The operation of a JSON-RPC request (its method); HTTP+JSON names it in the URL already.
+function rpcMethod(x) {
+  try { return JSON.parse(x.requestBody).method || ""; } catch (e) { return ""; }
+}
+
 function renderExchange(x) {
   const ok = x.status && x.status < 400;
   const open = state.wire.get(x.id);
   const node = el("li", { id: `x${x.id}` }, el("details", open && open.open ? { open: "" } : {},
-    el("summary", {}, `#${x.id} ${x.method} ${x.url} `,
+    el("summary", {}, `#${x.id} ${x.method} ${x.url} `, el("b", {}, rpcMethod(x)), " ",
       el("span", { class: ok ? "status-ok" : "status-bad" }, x.status ?? (x.error ? "error" : "…")),
       x.done ? ` ${Math.round(x.elapsedMs || 0)} ms` : " (open)"),
     el("pre", {}, [`${x.method} ${x.url}`, ...x.requestHeaders.map(([k, v]) => `${k}: ${v}`)].join("\n")
@@ -332,14 +337,14 @@ function renderExchange(x) {
 }
 
 async function pollWire() {
-  try {
-    const { exchanges } = await api(`api/wire?after=${state.wireAfter}`);
-    for (const x of exchanges) {
-      renderExchange(x);
-      if (x.done) state.wireAfter = Math.max(state.wireAfter, x.id);
-    }
-  } catch (e) { /* the backend is gone: the status line says so on the next action */ }
   setTimeout(pollWire, 1000);
+  let exchanges;
+  try { ({ exchanges } = await api(`api/wire?after=${state.wireAfter}`)); }
+  catch (e) { return; /* the backend is gone: the next action says so */ }
+  for (const x of exchanges) {
+    renderExchange(x);
+    if (x.done) state.wireAfter = Math.max(state.wireAfter, x.id);
+  }
 }
 
 // ---- start -----------------------------------------------------------------------------
