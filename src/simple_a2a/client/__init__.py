@@ -5,6 +5,7 @@
 
 from ._async import AsyncClient, Content
 from ._sync import Client, ClientOptions, client
+from .card_signing import CardSignatureVerifier
 from .discovery import CardVerifier, fetch_card, select_interface
 from .errors import (
     CardVerificationError,
@@ -27,6 +28,7 @@ if grpc_available():  # the 'grpc' extra makes GRPC interfaces usable (docs/grpc
 
 __all__ = [
     "AsyncClient",
+    "CardSignatureVerifier",
     "CardVerificationError",
     "CardVerifier",
     "Client",

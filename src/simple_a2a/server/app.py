@@ -30,9 +30,19 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..auth import AuthLike, AuthMiddleware, as_policy
-from ..protocol.card import GRPC, HTTP_JSON, JSONRPC, AgentCapabilities, AgentCard, AgentInterface
+from ..protocol.card import (
+    GRPC,
+    HTTP_JSON,
+    JSONRPC,
+    AgentCapabilities,
+    AgentCard,
+    AgentCardSignature,
+    AgentInterface,
+)
+from ..protocol.push import JWKS_PATH
 from ..protocol.rest import MethodNotAllowedError
 from ..storage import Storage, open_storage
+from .card_signing import jwks_route, resolve_signing
 from .context import Caller
 from .executor import AgentExecutor
 from .handler import ExtendedCardProvider, RequestHandler
@@ -40,6 +50,7 @@ from .http import CURRENT_REQUEST, DEFAULT_MAX_BODY, JSON, response_media_type, 
 from .jsonrpc import JSONRPCBinding
 from .leases import DEFAULT_LEASE_TTL, DEFAULT_SCAN_INTERVAL, LeaseKeeper, attach_leases
 from .push import PushService, PushSettings
+from .push.signing import SigningKeys
 from .rest import RESTBinding, error_response
 from .retention import RetentionSweeper
 
@@ -102,6 +113,7 @@ class A2AServer:
         jsonrpc_path: str = "/",
         rest_prefix: str = "",
         push: PushSettings | None = None,
+        card_signing: SigningKeys | bool = False,
         retention: timedelta | float | None = None,
         retention_interval: float = 60.0,
         grpc_url: str | None = None,
@@ -122,6 +134,9 @@ class A2AServer:
             executor_timeout=executor_timeout,
             keepalive=keepalive,
         )
+        push_on = bool(self.card.capabilities.push_notifications)
+        #: signs the served card (spec §8.4, docs/auth.md); shares its keys with push
+        self.card_signer, push = resolve_signing(card_signing, push, push_on)
         #: push delivery (docs/push.md), when the card declares capabilities.pushNotifications
         self.push = (
             PushService(self.handler, push) if self.card.capabilities.push_notifications else None
@@ -170,7 +185,7 @@ class A2AServer:
         )
         if self.auth is not None:
             self.handler.authorize = self.auth.authorize
-            app = AuthMiddleware(app, self.auth, public_paths=CARD_PATHS)
+            app = AuthMiddleware(app, self.auth, public_paths=(*CARD_PATHS, JWKS_PATH))
         self.app: ASGIApp = _OpenOnFirstRequest(app, self.startup)
 
     @property
@@ -184,6 +199,8 @@ class A2AServer:
         routes = [Route(self.jsonrpc_path, self._jsonrpc_endpoint, methods=verbs)]
         routes += [Route(path, self._card_endpoint, methods=["GET"]) for path in CARD_PATHS]
         routes += self.push.routes() if self.push is not None else []
+        if self.card_signer is not None and not any(r.path == JWKS_PATH for r in routes):
+            routes.append(jwks_route(self.card_signer.keys))
         app = Starlette(routes=routes, lifespan=self.lifespan)
         app.router.default = self.rest  # everything else: the HTTP+JSON routes, 404/405 there
         return app
@@ -249,11 +266,17 @@ class A2AServer:
             if not isinstance(card, AgentCard):
                 card = await card
             request = CURRENT_REQUEST.get(None)
-            if card.supported_interfaces or request is None:
+            if request is None:
                 return card
             base, mounted = self._base_of(request)
-            derived = self.public_card(base, trailing_slash=mounted)
-            return card.model_copy(update={"supported_interfaces": derived.supported_interfaces})
+            if not card.supported_interfaces:
+                derived = self.public_card(base, trailing_slash=mounted)
+                interfaces = derived.supported_interfaces
+                card = card.model_copy(update={"supported_interfaces": interfaces})
+            if self.card_signer is None:
+                return card
+            signed = self.card_signer.sign(card.to_dict(), base)["signatures"]
+            return card.model_copy(update={"signatures": [AgentCardSignature(**signed[0])]})
 
         return provide
 
@@ -305,6 +328,8 @@ class A2AServer:
         if self.push is not None:
             public = self.push.decorate_card(public, base_url)
         card = public.to_dict()
+        if self.card_signer is not None:
+            card = self.card_signer.sign(card, base_url)
         try:
             from ..protocol import v03
         except ImportError:  # pragma: no cover - the 0.3 layer is part of the package

@@ -8,12 +8,9 @@ signing :class:`~.signing.SigningKeys` and the JWKS route announced in the card.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import Route
 
 from ...protocol.card import AgentCard, AgentExtension
@@ -104,9 +101,9 @@ class PushService:
         await self.dispatcher.close()
 
     def routes(self) -> list[Route]:
-        if self.keys is None:
-            return []
-        return [Route(JWKS_PATH, self._jwks_endpoint, methods=["GET"])]
+        from ..card_signing import jwks_route
+
+        return [] if self.keys is None else [jwks_route(self.keys)]
 
     def decorate_card(self, card: AgentCard, base_url: str) -> AgentCard:
         """Announce signed notifications: a card extension whose params give the JWKS URL."""
@@ -127,15 +124,6 @@ class PushService:
         others = [x for x in caps.extensions if x.uri != SIGNING_EXTENSION_URI]
         caps = caps.model_copy(update={"extensions": [*others, extension]})
         return card.model_copy(update={"capabilities": caps})
-
-    async def _jwks_endpoint(self, request: Request) -> Response:
-        assert self.keys is not None
-        body = json.dumps(self.keys.jwks(), separators=(",", ":"))
-        return Response(
-            body,
-            media_type="application/jwk-set+json",
-            headers={"Cache-Control": "public, max-age=300"},
-        )
 
 
 def enable_push(handler: RequestHandler, settings: PushSettings | None = None) -> PushService:

@@ -99,6 +99,20 @@ class SigningKey:
             return cls(key, "ES256", kid)
         raise ValueError("only RSA and EC P-256 private keys are supported")
 
+    @classmethod
+    def from_jwk(cls, jwk: str | dict[str, Any], *, kid: str = "") -> SigningKey:
+        """Load a private key from a JWK (a dict or its JSON); its ``kid`` is kept unless given."""
+        data: dict[str, Any] = json.loads(jwk) if isinstance(jwk, str) else dict(jwk)
+        jwt = _jwt()
+        family = (
+            jwt.algorithms.RSAAlgorithm if data.get("kty") == "RSA" else jwt.algorithms.ECAlgorithm
+        )
+        key = family.from_jwk(data)
+        if not hasattr(key, "public_key"):
+            raise ValueError("the JWK holds a public key; signing needs the private one")
+        alg = "RS256" if data.get("kty") == "RSA" else "ES256"
+        return cls(key, alg, kid or str(data.get("kid", "")))
+
 
 class SigningKeys:
     """The agent's key ring: one active key, recently retired ones still published."""
