@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import signal
 import socket
 import struct
 import subprocess
@@ -105,3 +106,26 @@ def test_serve_on_a_taken_port_says_so_with_its_own_exit_code() -> None:
     assert done.returncode == 6  # docs/cli.md, "Exit codes"
     assert done.stdout == ""
     assert done.stderr == f"error: cannot listen on 127.0.0.1:{port}: address already in use\n"
+
+
+def test_ctrl_c_during_a_stream_says_how_to_follow_the_task() -> None:
+    with BackgroundServer(scripted_server().app) as srv:
+        proc = subprocess.Popen(
+            [str(SCRIPT), "stream", srv.url, "slow"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # "task ID working": the task exists
+        task_id = first.split()[1]
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        with simple_a2a.client(srv.url) as client:
+            client.cancel(task_id)
+    assert proc.returncode == 130
+    assert "Traceback" not in err
+    assert f"simple-a2a subscribe {srv.url} {task_id}" in err
+    assert err.rstrip().endswith("error: interrupted")

@@ -119,16 +119,28 @@ def _finish(out: Output, result: Task | Message | None) -> None:
         click.get_current_context().exit(code)
 
 
-def _follow(out: Output, events: Iterator[StreamEvent]) -> None:
-    """Print a stream (stream, subscribe) as it comes, then its summary; set the exit code."""
+def _follow(out: Output, url: str, events: Iterator[StreamEvent]) -> None:
+    """Print a stream (stream, subscribe) as it comes, then its summary; set the exit code.
+    Interrupted (Ctrl-C) before the task ended: say how to follow or cancel it."""
     view = StreamView(out)
-    with contextlib.closing(events):  # type: ignore[type-var]
-        with out.waiting("Waiting for the agent…"):
-            first = next(events, None)
-        if first is not None:
-            view.show(first)
-            for event in events:
-                view.show(event)
+    try:
+        with contextlib.closing(events):  # type: ignore[type-var]
+            with out.waiting("Waiting for the agent…"):
+                first = next(events, None)
+            if first is not None:
+                view.show(first)
+                for event in events:
+                    view.show(event)
+    except KeyboardInterrupt:
+        task = view.fold.task
+        if task is not None and not task.is_terminal:
+            view.summary()
+            out.note(
+                f"The task keeps running on the agent: follow it with "
+                f"`simple-a2a subscribe {url} {task.id}`, or stop it with "
+                f"`simple-a2a cancel {url} {task.id}`."
+            )
+        raise
     view.summary()
     _finish(out, view.fold.result)
 
@@ -237,7 +249,7 @@ def stream(
 ) -> None:
     """Send TEXT and print the task's updates live (artifact chunks as they arrive)."""
     with settings.client(url) as agent:
-        _follow(settings.out, agent.stream(text, task_id=task_id, context_id=context_id))
+        _follow(settings.out, url, agent.stream(text, task_id=task_id, context_id=context_id))
 
 
 @cli.command()
@@ -247,7 +259,7 @@ def stream(
 def subscribe(settings: Settings, url: str, task_id: str) -> None:
     """Follow a running task: its current state, then its updates until it ends."""
     with settings.client(url) as agent:
-        _follow(settings.out, agent.subscribe(task_id))
+        _follow(settings.out, url, agent.subscribe(task_id))
 
 
 # -- tasks --------------------------------------------------------------------------------------
