@@ -514,4 +514,6 @@ def test_script_ctrl_c_exits_130(url: str) -> None:
             proc.kill()
         simple_a2a.client(url).cancel(task.id)
     assert proc.returncode == ExitCode.INTERRUPTED == 130
-    assert err.strip() == "error: interrupted"
+    hint, last = err.strip().splitlines()  # how to follow the task still running, then the error
+    assert f"simple-a2a subscribe {url} {task.id}" in hint
+    assert last == "error: interrupted"

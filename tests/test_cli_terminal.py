@@ -123,6 +123,7 @@ def test_ctrl_c_during_a_stream_says_how_to_follow_the_task() -> None:
         task_id = first.split()[1]
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
+        assert "── submitted" in out or "── working" in out  # the summary so far
         with simple_a2a.client(srv.url) as client:
             client.cancel(task_id)
     assert proc.returncode == 130
