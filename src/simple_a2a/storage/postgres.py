@@ -284,9 +284,14 @@ class PostgresTaskStore(TaskStore):
         self._sql = TaskSQL(db.s)
 
     async def create(self, task: Task, *, owner: str | None = None) -> int:
+        async with self._db.pool.acquire() as conn:
+            return await self.create_on(conn, task, owner)
+
+    async def create_on(self, conn: asyncpg.Connection, task: Task, owner: str | None) -> int:
+        """:meth:`create` on a given connection (inside ``PostgresStorage.record``)."""
         row = task_row(task)
         plan = full_plan(task)
-        inserted = await self._db.pool.fetchval(
+        inserted = await conn.fetchval(
             self._sql.create,
             row.id,
             row.context_id,
@@ -307,22 +312,26 @@ class PostgresTaskStore(TaskStore):
     async def update(
         self, task: Task, *, expected_version: int, change: TaskChange | None = None
     ) -> int:
+        async with self._db.pool.acquire() as conn:
+            return await self.update_on(conn, task, expected_version, change)
+
+    async def update_on(
+        self, conn: asyncpg.Connection, task: Task, expected_version: int, change: TaskChange | None
+    ) -> int:
+        """:meth:`update` on a given connection (inside ``PostgresStorage.record``)."""
         row = task_row(task)
         plan = write_plan(task, change)
         rows = self._sql.row_args(plan)
-        async with self._db.pool.acquire() as conn:
-            if plan.core:
-                core = (row.context_id, row.state, row.ts, core_doc(task))
-                version = await conn.fetchval(
-                    self._sql.update, row.id, expected_version, *rows, *core
-                )
-            else:
-                version = await conn.fetchval(self._sql.bump, row.id, expected_version, *rows)
-            if version is not None:
-                return int(version)
-            current = await conn.fetchval(
-                f"SELECT version FROM {self._db.s}.tasks WHERE id = $1", row.id
-            )
+        if plan.core:
+            core = (row.context_id, row.state, row.ts, core_doc(task))
+            version = await conn.fetchval(self._sql.update, row.id, expected_version, *rows, *core)
+        else:
+            version = await conn.fetchval(self._sql.bump, row.id, expected_version, *rows)
+        if version is not None:
+            return int(version)
+        current = await conn.fetchval(
+            f"SELECT version FROM {self._db.s}.tasks WHERE id = $1", row.id
+        )
         if current is None:
             raise KeyError(task.id)
         raise ConcurrentUpdateError(
@@ -372,15 +381,26 @@ class PostgresEventLog(EventLog):
         )
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
+        async with self._db.pool.acquire() as conn:
+            seq = await self.append_on(conn, task_id, event)
+        await self.appended(task_id, seq)
+        return seq
+
+    async def append_on(self, conn: asyncpg.Connection, task_id: str, event: StreamResponse) -> int:
+        """The insert of :meth:`append` on a given connection; then call :meth:`appended`."""
+        return int(
+            await conn.fetchval(self._append_sql, task_id, event_doc(event), self._db.channel)
+        )
+
+    async def appended(self, task_id: str, seq: int) -> None:
+        """After an append committed: trim the log, wake this process's waiters."""
         db = self._db
-        seq = int(await db.pool.fetchval(self._append_sql, task_id, event_doc(event), db.channel))
         keep = self.max_events_per_task
         if keep is not None and seq > keep:
             await db.pool.execute(
                 f"DELETE FROM {db.s}.events WHERE task_id = $1 AND seq <= $2", task_id, seq - keep
             )
         self._notifier.notify(task_id)
-        return seq
 
     async def read(self, task_id: str, after: int, limit: int | None = None) -> list[LoggedEvent]:
         rows = await self._db.pool.fetch(
@@ -500,8 +520,8 @@ class PostgresStorage(Storage):
         self._db = _Database(dsn, schema, pool_options)
         self._notifier = ChangeNotifier(poll_interval)
         self._db.on_notify = self._notifier.notify
-        self.tasks = PostgresTaskStore(self._db)
-        self.events = PostgresEventLog(self._db, self._notifier, max_events_per_task)
+        self._tasks = self.tasks = PostgresTaskStore(self._db)
+        self._events = self.events = PostgresEventLog(self._db, self._notifier, max_events_per_task)
         self.push_configs = PostgresPushConfigStore(self._db)
         self.push_cursors: PushCursorStore | None = PostgresPushCursorStore(self._db)
         self.leases: LeaseStore | None = PostgresLeaseStore(self._db)
@@ -512,6 +532,26 @@ class PostgresStorage(Storage):
 
     async def open(self) -> None:
         await self._db.open()
+
+    async def record(
+        self,
+        task: Task,
+        event: StreamResponse,
+        *,
+        expected_version: int | None,
+        change: TaskChange | None = None,
+        owner: str | None = None,
+    ) -> tuple[int, int]:
+        """The snapshot and its event in one transaction: a process killed between the two
+        never leaves a task change that no subscriber or webhook will ever see."""
+        async with self._db.pool.acquire() as conn, conn.transaction():
+            if expected_version is None:
+                version = await self._tasks.create_on(conn, task, owner)
+            else:
+                version = await self._tasks.update_on(conn, task, expected_version, change)
+            seq = await self._events.append_on(conn, task.id, event)
+        await self._events.appended(task.id, seq)
+        return version, seq
 
     async def close(self) -> None:
         await self._notifier.close()
