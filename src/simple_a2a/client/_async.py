@@ -37,10 +37,12 @@ from simple_a2a.protocol.requests import (
     SendMessageResponse,
     StreamEvent,
 )
+from simple_a2a.protocol.telemetry import TRACING
 
 from .discovery import CardVerifier, fetch_card, parse_card, select_interface, verify_card
 from .errors import ClientTimeoutError, ConnectError, TransportError
 from .streams import ReconnectPolicy, RetryPolicy, resilient_stream
+from .telemetry import traced_call, traced_stream
 from .transport import DEFAULT, TRANSPORTS, SSEEvent, TimeoutTypes, Transport, invalid
 
 __all__ = ["AsyncClient", "Content"]
@@ -265,6 +267,15 @@ class AsyncClient:
     async def _call(
         self, operation: str, request: A2AModel | dict[str, Any], timeout: Any
     ) -> dict[str, Any]:
+        if TRACING.on:  # a CLIENT span around the call (docs/observability.md)
+            return await traced_call(
+                lambda: self._send(operation, request, timeout), operation, self
+            )
+        return await self._send(operation, request, timeout)
+
+    async def _send(
+        self, operation: str, request: A2AModel | dict[str, Any], timeout: Any
+    ) -> dict[str, Any]:
         transport = await self._ready()
         data = request.to_dict() if isinstance(request, A2AModel) else request
         data = self._with_tenant(data)
@@ -305,9 +316,10 @@ class AsyncClient:
                 last_event_id=last_id,
             )
 
-        return resilient_stream(
+        events = resilient_stream(
             open_stream, resubscribe, self.reconnect, task_id=task_id, until=until
         )
+        return traced_stream(events, operation, self) if TRACING.on else events
 
     @staticmethod
     def _message(content: Content, task_id: str | None, context_id: str | None) -> Message:

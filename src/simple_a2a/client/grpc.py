@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from simple_a2a.protocol.errors import A2AError
+from simple_a2a.protocol.telemetry import TRACING, grpc_metadata
 
 from .errors import ClientTimeoutError, ConnectError, NegotiationError, TransportError
 from .transport import DEFAULT, SSEEvent, Transport, with_status
@@ -139,7 +140,7 @@ class GRPCTransport(Transport):
         try:
             reply = await rpc(
                 self._request(operation, request),
-                metadata=self.metadata,
+                metadata=grpc_metadata(self.metadata) if TRACING.on else self.metadata,
                 timeout=self._deadline(timeout),
             )
         except self._grpc.aio.AioRpcError as exc:
@@ -157,7 +158,11 @@ class GRPCTransport(Transport):
         """Stream events; ``timeout`` bounds the whole stream only when given as a number."""
         rpc = getattr(self._ensure_stub(), operation)
         deadline = float(timeout) if isinstance(timeout, (int, float)) else None
-        call = rpc(self._request(operation, request), metadata=self.metadata, timeout=deadline)
+        call = rpc(
+            self._request(operation, request),
+            metadata=grpc_metadata(self.metadata) if TRACING.on else self.metadata,
+            timeout=deadline,
+        )
         try:
             async for reply in call:
                 data = self._from_wire(operation, self._codec.to_dict(reply))

@@ -37,6 +37,7 @@ from simple_a2a.protocol.errors import (
     error_from_rest,
 )
 from simple_a2a.protocol.operations import OPERATIONS_BY_NAME
+from simple_a2a.protocol.telemetry import TRACING, inject_context
 
 from .errors import (
     ClientTimeoutError,
@@ -335,7 +336,10 @@ class HTTPTransport(Transport):
         self, operation: str, request: dict[str, Any], *, timeout: Any = DEFAULT
     ) -> dict[str, Any]:
         """One unary request; the binding's :meth:`_unwrap` finds the result or the error."""
-        req = self._build(operation, request, timeout, {"Accept": "application/json"})
+        extra = {"Accept": "application/json"}
+        if TRACING.on:  # W3C trace context (docs/observability.md)
+            inject_context(extra)
+        req = self._build(operation, request, timeout, extra)
         try:
             response = await self.http.send(self._with_query(req))
         except httpx.HTTPError as exc:
@@ -362,6 +366,8 @@ class HTTPTransport(Transport):
         extra = {"Accept": "text/event-stream", "Cache-Control": "no-store"}
         if last_event_id:
             extra["Last-Event-ID"] = last_event_id
+        if TRACING.on:
+            inject_context(extra)
         return self._events(operation, self._build(operation, request, timeout, extra), timeout)
 
 

@@ -41,6 +41,7 @@ from ..protocol.card import (
 )
 from ..protocol.push import JWKS_PATH
 from ..protocol.rest import MethodNotAllowedError
+from ..protocol.telemetry import TRACING
 from ..storage import Storage, open_storage
 from .card_signing import jwks_route, resolve_signing
 from .context import Caller
@@ -53,6 +54,7 @@ from .push import PushService, PushSettings
 from .push.signing import SigningKeys
 from .rest import RESTBinding, error_response
 from .retention import RetentionSweeper
+from .telemetry import instrument_storage
 
 log = logging.getLogger("simple_a2a.server")
 
@@ -125,6 +127,8 @@ class A2AServer:
         if self.auth is not None:
             agent_card = self.auth.decorate_card(agent_card)
         self.storage = open_storage(storage)
+        if TRACING.on:  # storage spans (docs/observability.md)
+            instrument_storage(self.storage)
         self.handler = RequestHandler(
             _with_defaults(agent_card),
             executor,

@@ -57,6 +57,8 @@ class CallContext:
     activated_extensions: list[str] = field(default_factory=list)
     #: SubscribeToTask: resume after this event (the SSE ``Last-Event-ID`` header).
     last_event_id: int | None = None
+    #: the binding that received the request: JSONRPC, HTTP+JSON or GRPC
+    binding: str = ""
 
     @property
     def owner(self) -> str | None:

@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import errors as e
+from ..protocol.card import GRPC
 from ..protocol.extensions import activate_extensions, split_list
 from ..protocol.grpc_codec import (
     EXTENSIONS_KEY,
@@ -103,6 +104,7 @@ class A2AServicer:
             version=version,
             headers=headers,
             activated_extensions=activated,
+            binding=GRPC,
         )
 
     async def _authenticate(self, headers: dict[str, str]) -> Caller | None:

@@ -13,6 +13,7 @@ import asyncio
 import base64
 import binascii
 import contextlib
+import functools
 import json
 import logging
 import re
@@ -38,12 +39,14 @@ from ..protocol.models import (
 from ..protocol.operations import OPERATIONS
 from ..protocol.requests import StreamResponse
 from ..protocol.states import FOLLOW_UPS, FollowUp
+from ..protocol.telemetry import TRACING
 from ..storage.base import Storage, StoredTask, TaskQuery
 from . import recovery
 from .context import CallContext, Caller, RequestContext
 from .executor import AgentExecutor, as_executor, run_executor
 from .leases import LeaseKeeper, claim_follow_up
 from .tasks import StreamItem, TaskManager
+from .telemetry import traced_executor, traced_operation
 
 if TYPE_CHECKING:
     from .push import PushService
@@ -142,6 +145,18 @@ class RequestHandler:
         method = getattr(self, _METHODS[operation])
         if call.tenant is None:
             call.tenant = getattr(request, "tenant", None) or None
+        if TRACING.on:  # a SERVER span (docs/observability.md)
+            return await traced_operation(
+                lambda: self._run_operation(method, operation, request, call),
+                operation,
+                request,
+                call,
+            )
+        return await self._run_operation(method, operation, request, call)
+
+    async def _run_operation(
+        self, method: Any, operation: str, request: Any, call: CallContext
+    ) -> Any:
         await self._authorize(operation, call)
         return await method(request, call)
 
@@ -365,7 +380,8 @@ class RequestHandler:
 
     async def _run(self, ctx: RequestContext) -> None:
         try:
-            await run_executor(self.executor, ctx, timeout=self.executor_timeout)
+            run = functools.partial(run_executor, self.executor, ctx, timeout=self.executor_timeout)
+            await (traced_executor(run, ctx) if TRACING.on else run())
         finally:
             self._executions.pop(ctx.task_id, None)
             if not ctx.detached or ctx.task.is_final:  # a detached task keeps it until final

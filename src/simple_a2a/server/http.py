@@ -121,6 +121,7 @@ def call_context(
     *,
     is_v03_name: bool,
     tenant: str | None = None,
+    binding: str = "",
 ) -> CallContext:
     """Service parameters of a request (spec §3.2.6), checked against the card (spec §3.3.4).
     Raises the refusal of the auth middleware, if any (docs/auth.md)."""
@@ -151,6 +152,7 @@ def call_context(
         headers=headers,
         activated_extensions=activated,
         last_event_id=last_event_id,
+        binding=binding,
     )
 
 

@@ -18,6 +18,7 @@ from starlette.types import Receive, Scope, Send
 from ..auth.caller import scope_failure
 from ..protocol import errors as e
 from ..protocol import jsonrpc as rpc
+from ..protocol.card import JSONRPC
 from ..protocol.operations import OPERATIONS_BY_METHOD, V03_METHODS, Operation
 from ..protocol.requests import StreamResponse
 from ..protocol.versions import V03
@@ -79,7 +80,9 @@ class JSONRPCBinding:
             op = OPERATIONS_BY_METHOD.get(req.method)
             if op is None:
                 raise e.MethodNotFoundError(f"Method not found: {req.method!r}")
-            call = call_context(request, self.handler.card, is_v03_name=req.method in V03_METHODS)
+            call = call_context(
+                request, self.handler.card, is_v03_name=req.method in V03_METHODS, binding=JSONRPC
+            )
             if op.streaming:
                 return await self._streaming(request, op, req, call)
             result = await self._call(op, req.params, call)
@@ -158,7 +161,10 @@ class JSONRPCBinding:
                         f"{req.method} streams its answer and cannot be part of a batch"
                     )
                 call = call_context(
-                    request, self.handler.card, is_v03_name=req.method in V03_METHODS
+                    request,
+                    self.handler.card,
+                    is_v03_name=req.method in V03_METHODS,
+                    binding=JSONRPC,
                 )
                 result = await self._call(op, req.params, call)
                 if not req.is_notification:

@@ -22,6 +22,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..protocol import errors as e
 from ..protocol import rest_v03
+from ..protocol.card import HTTP_JSON
 from ..protocol.operations import Operation
 from ..protocol.rest import MethodNotAllowedError, RouteNotFoundError, RouteTable, parse_query
 from ..protocol.versions import V03
@@ -73,6 +74,7 @@ class RESTBinding:
                 self.handler.card,
                 is_v03_name=match.v03,
                 tenant=match.params.get("tenant"),
+                binding=HTTP_JSON,
             )
             params = await self._params(request, op, match.params, call)
             if op.streaming:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import email.utils
+import functools
 import logging
 import random
 from dataclasses import dataclass
@@ -41,7 +42,9 @@ from ...protocol import errors as e
 from ...protocol.models import Task, TaskPushNotificationConfig
 from ...protocol.push import CONTENT_TYPE, SIGNATURE_HEADER, TOKEN_HEADERS
 from ...protocol.requests import StreamResponse
+from ...protocol.telemetry import TRACING
 from ...storage.base import PushCursor, PushCursorStore, Storage
+from ..telemetry import traced_push
 from .ssrf import UrlGuard, UrlRefused, guarded_client
 
 if TYPE_CHECKING:
@@ -380,7 +383,12 @@ class PushDispatcher:
         body = event.to_json()
         while True:
             try:
-                await self._post(config, body)
+                if TRACING.on:  # a CLIENT span per attempt (docs/observability.md)
+                    post = functools.partial(self._post, config, body)
+                    attempt = cursor.failures + 1
+                    await traced_push(post, cursor.task_id, cursor.config_id, seq, attempt)
+                else:
+                    await self._post(config, body)
             except _Failure as failure:
                 cursor = dataclasses.replace(
                     cursor, failures=cursor.failures + 1, last_error=failure.reason
