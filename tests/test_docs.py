@@ -26,6 +26,7 @@ import ast
 import asyncio
 import inspect
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,34 +173,30 @@ def test_not_run_blocks_still_parse() -> None:
 
 
 def test_state_diagram_matches_the_state_machine() -> None:
-    """docs/concepts.md's mermaid diagram has exactly the edges of ``TRANSITIONS``, and its
-    terminal states (``x --> [*]``) are exactly ``TERMINAL_STATES``."""
-    from simple_a2a.protocol.models import TERMINAL_STATES
+    """docs/img/task-states.svg (docs/concepts.md) draws exactly the edges of ``TRANSITIONS``:
+    its model, expanded, is the table; the file is what the model draws; the page shows it."""
+    import importlib.util
+
     from simple_a2a.protocol.states import TRANSITIONS
 
-    text = (ROOT / "docs" / "concepts.md").read_text(encoding="utf-8")
-    diagram = re.search(r"```mermaid\n(stateDiagram-v2\n.*?)```", text, re.S)
-    assert diagram, "docs/concepts.md has no mermaid stateDiagram-v2"
-    edges = set(re.findall(r"^\s*(\S+)\s*-->\s*(\S+?)\s*(?::.*)?$", diagram[1], re.M))
-    ends = {src for src, dst in edges if dst == "[*]" and src != "[*]"}
-    edges -= {(src, "[*]") for src in ends}
-    expected = {
-        (_mermaid_name(src), _mermaid_name(dst))
-        for src, targets in TRANSITIONS.items()
-        for dst in targets
-    }
-    assert edges == expected, (
-        f"missing from the diagram: {sorted(expected - edges)}; "
-        f"not in TRANSITIONS: {sorted(edges - expected)}"
+    spec = importlib.util.spec_from_file_location("gen", ROOT / "docs" / "gen_state_diagram.py")
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    sys.modules["gen"] = gen  # (dataclasses look their module up)
+    spec.loader.exec_module(gen)
+
+    def name(state: Any) -> str:
+        return "new" if state.name == "UNSPECIFIED" else str(state.name).lower().replace("_", "-")
+
+    expected = {(name(src), name(dst)) for src, targets in TRANSITIONS.items() for dst in targets}
+    drawn = gen.expanded_edges()
+    assert drawn == expected, (
+        f"missing from the diagram: {sorted(expected - drawn)}; "
+        f"not in TRANSITIONS: {sorted(drawn - expected)}"
     )
-    assert ends == {_mermaid_name(state) for state in TERMINAL_STATES}
-
-
-def _mermaid_name(state: Any) -> str:
-    """``TaskState.INPUT_REQUIRED`` -> ``input_required``; UNSPECIFIED is the start ``[*]``."""
-    if state.name == "UNSPECIFIED":
-        return "[*]"
-    return str(state.name).lower()
+    svg = (ROOT / "docs" / "img" / "task-states.svg").read_text(encoding="utf-8")
+    assert svg == gen.render(), "run: .venv/bin/python docs/gen_state_diagram.py"
+    assert "(img/task-states.svg)" in (ROOT / "docs" / "concepts.md").read_text(encoding="utf-8")
 
 
 def test_every_demo_has_a_page() -> None:
