@@ -255,14 +255,18 @@ def test_the_inspect_command_serves_the_page_on_loopback(agent_url: str) -> None
 
 
 def test_the_inspector_inside_an_agent(serve: Any) -> None:
-    """Mounted in the agent, the inspector inspects that agent (at its own address, even when
-    the agent itself is mounted under a prefix)."""
+    """``server(..., inspector=True)``: the page at /inspector/ inspects that agent (at its own
+    address, even when the agent itself is mounted under a prefix); off by default."""
     from starlette.applications import Starlette
     from starlette.routing import Mount
 
-    from simple_a2a.inspector.mount import with_inspector
+    from cli_agent import Scripted
+    from simple_a2a.server import server
 
-    agent = with_inspector(scripted_server().app)
+    card = scripted_server().card
+    off = serve(server(card, Scripted()).app)
+    assert httpx.get(off + "/inspector/").status_code == 404
+    agent = server(card, Scripted(), inspector=True).app
     host = Starlette(routes=[Mount("/agents/scripted", app=agent)])
     for base in (serve(agent), serve(host) + "/agents/scripted"):
         with httpx.Client(base_url=base, headers=API, timeout=30) as http:

@@ -182,3 +182,24 @@ def test_a_reconnect_is_visible_in_the_timeline(browser: Any, serve: Any) -> Non
             proxy.close()
     # (the replay agent has no ListTasks: the 502 of the task list is expected)
     assert [p for p in problems if "502 (Bad Gateway)" not in p] == []
+
+
+def test_the_page_served_by_the_agent_itself(browser: Any, serve: Any) -> None:  # noqa: F811
+    """``server(..., inspector=True)``: the same page at /inspector/ of the agent."""
+    from playwright.sync_api import expect
+
+    from cli_agent import Scripted
+    from simple_a2a.server import server
+
+    agent = serve(server(scripted_server().card, Scripted(), inspector=True).app)
+    page, problems = open_page(browser, agent + "/inspector")  # redirected to /inspector/
+    try:
+        expect(page.locator("#agent-name")).to_contain_text("CLI test agent")
+        expect(page.locator("#negotiated")).to_contain_text(f"at {agent}")
+        send(page, "words served by itself", streaming=True)
+        expect(page.locator("#messages .msg.agent").last).to_contain_text("served by itself")
+        expect(page.locator("#tasks tbody tr")).to_have_count(1)
+        assert page.url == agent + "/inspector/"
+    finally:
+        screenshot(page, "inspector-in-agent.png")
+    assert problems == []

@@ -95,6 +95,8 @@ class A2AServer:
 
     ``storage`` is a [Storage][simple_a2a.storage.Storage] or a URL (``"sqlite:///tasks.db"``,
     ``"postgresql://..."``); without it tasks are kept in memory and lost with the process.
+    ``inspector=True`` also serves the inspector's page at ``/inspector/`` (docs/inspector.md):
+    a development tool, off by default.
     """
 
     def __init__(
@@ -121,6 +123,7 @@ class A2AServer:
         grpc_url: str | None = None,
         lease_ttl: float = DEFAULT_LEASE_TTL,
         lease_scan_interval: float = DEFAULT_SCAN_INTERVAL,
+        inspector: bool = False,
     ) -> None:
         #: authentication and authorization (docs/auth.md): the card declares what is enforced
         self.auth = as_policy(auth) if auth is not None else None
@@ -190,6 +193,10 @@ class A2AServer:
         if self.auth is not None:
             self.handler.authorize = self.auth.authorize
             app = AuthMiddleware(app, self.auth, public_paths=(*CARD_PATHS, JWKS_PATH))
+        if inspector:  # a development tool: its page calls this agent over HTTP, as a client
+            from ..inspector.mount import with_inspector
+
+            app = with_inspector(app)
         self.app: ASGIApp = _OpenOnFirstRequest(app, self.startup)
 
     @property
