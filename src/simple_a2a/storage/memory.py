@@ -67,15 +67,18 @@ _ZDICT = (
     b'"status":{"state":"TASK_STATE_COMPLETED","timestamp":"2026-'
 )
 _WBITS = -12
+# Priming a (de)compressor with the dictionary hashes all of it; a primed one is copied instead.
+_PACKER = zlib.compressobj(6, zlib.DEFLATED, _WBITS, 5, zlib.Z_DEFAULT_STRATEGY, _ZDICT)
+_UNPACKER = zlib.decompressobj(_WBITS, _ZDICT)
 
 
 def _pack(data: bytes) -> bytes:
-    packer = zlib.compressobj(6, zlib.DEFLATED, _WBITS, 5, zlib.Z_DEFAULT_STRATEGY, _ZDICT)
+    packer = _PACKER.copy()
     return packer.compress(data) + packer.flush()
 
 
 def _unpack(packed: bytes) -> bytes:
-    unpacker = zlib.decompressobj(_WBITS, _ZDICT)
+    unpacker = _UNPACKER.copy()
     return unpacker.decompress(packed) + unpacker.flush()
 
 
