@@ -141,7 +141,9 @@ def test_an_agent_on_the_official_sdk(browser: Any, serve: Any, version: str) ->
             if version == "1.0":
                 expect(page.locator("#tasks tbody tr")).to_have_count(2)
             else:  # 0.3 has no ListTasks: the agent's own answer, shown as it is
-                expect(page.locator("#tasks-total")).to_contain_text("MethodNotFoundError")
+                expect(page.locator("#tasks-total")).to_contain_text(
+                    "A2A 0.3 has no ListTasks. MethodNotFoundError"
+                )
             body = "message/stream" if version == "0.3" else "SendStreamingMessage"
             streamed = page.locator("#wire li").filter(has_text=body).first
             streamed.locator("summary").click()

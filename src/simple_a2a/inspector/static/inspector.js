@@ -80,6 +80,7 @@ const partsText = (parts) => (parts || []).map(partText).join("");
 function renderCard(info) {
   const card = info.card;
   state.card = card;
+  state.version = info.protocolVersion || "";
   $("agent-name").textContent = `${card.name} ${card.version ? "v" + card.version : ""}`;
   const chosen = info.chosen || {};
   $("negotiated").textContent =
@@ -227,7 +228,7 @@ function onTimeline(entry, reply) {
     item = el("li", { class: "muted" }, "— stream ended —");
   } else {
     const e = entry.event;
-    item = el("li", { class: entry.kind }, el("span", { class: "seq", title: "SSE id (sequence)" }, entry.seq ? `#${entry.seq}` : "·"),
+    item = el("li", { class: entry.kind }, el("span", { class: "seq", title: entry.seq ? "SSE id: the task's sequence number" : "the agent sent no SSE id" }, entry.seq ? `#${entry.seq}` : "·"),
       el("span", { class: "kind" }, entry.kind), summary(entry));
     if (entry.kind === "task") { showTask(e); setConversation(e); }
     if (entry.kind === "status") {
@@ -303,7 +304,9 @@ async function refreshTasks(token) {
       el("td", {}, (task.status.timestamp || "").replace("T", " ").slice(0, 19)),
       el("td", {}, taskText(task).slice(0, 120)))));
   } catch (e) {
-    $("tasks-total").textContent = e.message;
+    // A2A 0.3 has no ListTasks (tasks/list came in 1.0): say so beside the agent's answer.
+    const v03 = state.version.startsWith("0.") ? "A2A 0.3 has no ListTasks. " : "";
+    $("tasks-total").textContent = v03 + e.message;
   }
 }
 
