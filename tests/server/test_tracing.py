@@ -19,7 +19,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from simple_a2a import AsyncClient
 from simple_a2a.protocol.card import AgentCard
 from simple_a2a.protocol.errors import TaskNotFoundError
-from simple_a2a.protocol.telemetry import TRACING, disable_tracing, enable_tracing
+from simple_a2a.protocol.telemetry import TELEMETRY, disable_tracing, enable_tracing
 from simple_a2a.server import server
 
 
@@ -154,9 +154,9 @@ def test_tracing_off_makes_no_spans_and_imports_nothing() -> None:
 
     code = (
         "import sys, simple_a2a, simple_a2a.server, simple_a2a.client\n"
-        "from simple_a2a.protocol.telemetry import TRACING\n"
-        "assert not TRACING.on\n"
+        "from simple_a2a.protocol.telemetry import TELEMETRY\n"
+        "assert not TELEMETRY.on\n"
         "assert not [m for m in sys.modules if m.startswith('opentelemetry')], 'imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-    assert not TRACING.on
+    assert not TELEMETRY.on

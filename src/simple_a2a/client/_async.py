@@ -37,7 +37,7 @@ from simple_a2a.protocol.requests import (
     SendMessageResponse,
     StreamEvent,
 )
-from simple_a2a.protocol.telemetry import TRACING
+from simple_a2a.protocol.telemetry import TELEMETRY
 
 from .discovery import CardVerifier, fetch_card, parse_card, select_interface, verify_card
 from .errors import ClientTimeoutError, ConnectError, TransportError
@@ -267,7 +267,7 @@ class AsyncClient:
     async def _call(
         self, operation: str, request: A2AModel | dict[str, Any], timeout: Any
     ) -> dict[str, Any]:
-        if TRACING.on:  # a CLIENT span around the call (docs/observability.md)
+        if TELEMETRY.on:  # a CLIENT span around the call (docs/observability.md)
             return await traced_call(
                 lambda: self._send(operation, request, timeout), operation, self
             )
@@ -319,7 +319,7 @@ class AsyncClient:
         events = resilient_stream(
             open_stream, resubscribe, self.reconnect, task_id=task_id, until=until
         )
-        return traced_stream(events, operation, self) if TRACING.on else events
+        return traced_stream(events, operation, self) if TELEMETRY.on else events
 
     @staticmethod
     def _message(content: Content, task_id: str | None, context_id: str | None) -> Message:

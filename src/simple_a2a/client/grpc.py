@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from simple_a2a.protocol.errors import A2AError
-from simple_a2a.protocol.telemetry import TRACING, grpc_metadata
+from simple_a2a.protocol.telemetry import TELEMETRY, grpc_metadata
 
 from .errors import ClientTimeoutError, ConnectError, NegotiationError, TransportError
 from .transport import DEFAULT, SSEEvent, Transport, with_status
@@ -140,7 +140,7 @@ class GRPCTransport(Transport):
         try:
             reply = await rpc(
                 self._request(operation, request),
-                metadata=grpc_metadata(self.metadata) if TRACING.on else self.metadata,
+                metadata=grpc_metadata(self.metadata) if TELEMETRY.on else self.metadata,
                 timeout=self._deadline(timeout),
             )
         except self._grpc.aio.AioRpcError as exc:
@@ -160,7 +160,7 @@ class GRPCTransport(Transport):
         deadline = float(timeout) if isinstance(timeout, (int, float)) else None
         call = rpc(
             self._request(operation, request),
-            metadata=grpc_metadata(self.metadata) if TRACING.on else self.metadata,
+            metadata=grpc_metadata(self.metadata) if TELEMETRY.on else self.metadata,
             timeout=deadline,
         )
         try:

@@ -1,4 +1,4 @@
-"""Client spans (``TRACING.on`` only): one per call, one per stream (docs/observability.md).
+"""Client spans (``TELEMETRY.on`` only): one per call, one per stream (docs/observability.md).
 
 The span is current while the transport sends, so the transport's :func:`inject_context` puts
 its W3C trace context in the HTTP headers or gRPC metadata, and the agent's server span becomes
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
-from simple_a2a.protocol.telemetry import ATTR, TRACING, annotate, record_error
+from simple_a2a.protocol.telemetry import ATTR, TELEMETRY, annotate, record_error
 
 T = TypeVar("T")
 
@@ -33,9 +33,9 @@ async def traced_call(
     client: Any,
 ) -> dict[str, Any]:
     """Run one unary call (retries included) inside a CLIENT span."""
-    kind = TRACING.trace.SpanKind.CLIENT
+    kind = TELEMETRY.trace.SpanKind.CLIENT
     attrs = _attributes(operation)
-    with TRACING.tracer.start_as_current_span(
+    with TELEMETRY.tracer.start_as_current_span(
         f"a2a/{operation}", kind=kind, attributes=attrs, record_exception=False
     ) as span:
         try:
@@ -54,8 +54,8 @@ async def traced_stream(events: AsyncIterator[T], operation: str, client: Any) -
 
     The span is made current only while the next event is awaited (so a (re)connect made then
     carries it), never across a ``yield``: the consumer's context is left as it was."""
-    trace, context = TRACING.trace, TRACING.context
-    span = TRACING.tracer.start_span(
+    trace, context = TELEMETRY.trace, TELEMETRY.context
+    span = TELEMETRY.tracer.start_span(
         f"a2a/{operation}",
         kind=trace.SpanKind.CLIENT,
         attributes=_attributes(operation),

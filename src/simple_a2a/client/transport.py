@@ -37,7 +37,7 @@ from simple_a2a.protocol.errors import (
     error_from_rest,
 )
 from simple_a2a.protocol.operations import OPERATIONS_BY_NAME
-from simple_a2a.protocol.telemetry import TRACING, inject_context
+from simple_a2a.protocol.telemetry import TELEMETRY, inject_context
 
 from .errors import (
     ClientTimeoutError,
@@ -337,7 +337,7 @@ class HTTPTransport(Transport):
     ) -> dict[str, Any]:
         """One unary request; the binding's :meth:`_unwrap` finds the result or the error."""
         extra = {"Accept": "application/json"}
-        if TRACING.on:  # W3C trace context (docs/observability.md)
+        if TELEMETRY.on:  # W3C trace context (docs/observability.md)
             inject_context(extra)
         req = self._build(operation, request, timeout, extra)
         try:
@@ -366,7 +366,7 @@ class HTTPTransport(Transport):
         extra = {"Accept": "text/event-stream", "Cache-Control": "no-store"}
         if last_event_id:
             extra["Last-Event-ID"] = last_event_id
-        if TRACING.on:
+        if TELEMETRY.on:
             inject_context(extra)
         return self._events(operation, self._build(operation, request, timeout, extra), timeout)
 

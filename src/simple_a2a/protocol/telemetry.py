@@ -1,8 +1,8 @@
-"""The tracing switch and W3C trace context propagation, shared by client and server.
+"""The telemetry switch and W3C trace context propagation, shared by client and server.
 
 OpenTelemetry is optional (``pip install 'simple-a2a[otel]'``: the API and SDK only). Nothing
 here imports it until :func:`enable_tracing` is called, and every instrumented place first reads
-``TRACING.on`` — one attribute check — so the cost with the extra absent or tracing off is that
+``TELEMETRY.on`` — one attribute check — so the cost with the extra absent or tracing off is that
 check alone (docs/observability.md has the measurement).
 
 ``enable_tracing()`` uses the global tracer provider (``opentelemetry.trace.
@@ -18,7 +18,8 @@ from typing import Any
 
 __all__ = [
     "ATTR",
-    "TRACING",
+    "TELEMETRY",
+    "disable_metrics",
     "disable_tracing",
     "enable_tracing",
     "extract_context",
@@ -51,10 +52,10 @@ class ATTR:
     STORAGE_OPERATION = "a2a.storage.operation"
 
 
-class _Tracing:
-    """``on`` is the one cheap check; ``tracer`` and the OTel modules exist only when on."""
+class _Telemetry:
+    """``on`` is the one cheap check (tracing or metrics enabled); the rest exist only when on."""
 
-    __slots__ = ("context", "on", "propagate", "trace", "tracer")
+    __slots__ = ("context", "metrics", "on", "propagate", "trace", "tracer")
 
     def __init__(self) -> None:
         self.on = False
@@ -62,32 +63,53 @@ class _Tracing:
         self.trace: Any = None
         self.context: Any = None
         self.propagate: Any = None
+        #: the server's instruments (simple_a2a.server.metrics.enable_metrics), or None
+        self.metrics: Any = None
+
+    def ensure_tracer(self, tracer_provider: Any = None, *, replace: bool = False) -> None:
+        """Load OpenTelemetry; a no-op tracer unless tracing is enabled (metrics alone)."""
+        try:
+            from opentelemetry import context, propagate, trace
+        except ImportError as exc:
+            raise ImportError(_MISSING) from exc
+        self.trace, self.context, self.propagate = trace, context, propagate
+        if replace:
+            self.tracer = trace.get_tracer("simple_a2a", tracer_provider=tracer_provider)
+        elif self.tracer is None:
+            self.tracer = trace.NoOpTracer()
 
 
-TRACING = _Tracing()
+TELEMETRY = _Telemetry()
 
 
 def enable_tracing(tracer_provider: Any = None) -> None:
     """Start tracing: every client call and server operation from now on makes spans.
 
-    Raises ``ImportError`` when the ``otel`` extra is not installed."""
-    try:
-        from opentelemetry import context, propagate, trace
-    except ImportError as exc:
-        raise ImportError(_MISSING) from exc
-    TRACING.trace, TRACING.context, TRACING.propagate = trace, context, propagate
-    TRACING.tracer = trace.get_tracer("simple_a2a", tracer_provider=tracer_provider)
-    TRACING.on = True
+    Uses the global tracer provider unless one is given. Raises ``ImportError`` when the
+    ``otel`` extra is not installed."""
+    TELEMETRY.ensure_tracer(tracer_provider, replace=True)
+    TELEMETRY.on = True
 
 
 def disable_tracing() -> None:
-    """Stop making spans (the OTel modules stay imported)."""
-    TRACING.on = False
+    """Stop making spans (metrics, if enabled, go on)."""
+    TELEMETRY.tracer = None
+    TELEMETRY.on = TELEMETRY.metrics is not None
+    if TELEMETRY.on:
+        TELEMETRY.ensure_tracer()
+
+
+def disable_metrics() -> None:
+    """Stop recording server metrics (tracing, if enabled, goes on)."""
+    TELEMETRY.metrics = None
+    TELEMETRY.on = TELEMETRY.tracer is not None and not isinstance(
+        TELEMETRY.tracer, TELEMETRY.trace.NoOpTracer
+    )
 
 
 def inject_context(headers: MutableMapping[str, str]) -> MutableMapping[str, str]:
     """Add the current span's W3C ``traceparent`` (and ``tracestate``) to ``headers``."""
-    TRACING.propagate.inject(headers)
+    TELEMETRY.propagate.inject(headers)
     return headers
 
 
@@ -98,7 +120,7 @@ def grpc_metadata(metadata: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str
 
 def extract_context(headers: Mapping[str, str]) -> Any:
     """The OTel context a request's ``traceparent`` names (headers with lower-case names)."""
-    return TRACING.propagate.extract(headers)
+    return TELEMETRY.propagate.extract(headers)
 
 
 def annotate(span: Any, value: Any) -> None:
@@ -140,4 +162,4 @@ def record_error(span: Any, exc: BaseException) -> None:
         span.set_attribute(ATTR.ERROR_CODE, code)
     span.set_attribute(ATTR.ERROR_TYPE, type(exc).__name__)
     span.record_exception(exc)
-    span.set_status(TRACING.trace.Status(TRACING.trace.StatusCode.ERROR, str(exc)[:200]))
+    span.set_status(TELEMETRY.trace.Status(TELEMETRY.trace.StatusCode.ERROR, str(exc)[:200]))

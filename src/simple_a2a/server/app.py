@@ -41,7 +41,7 @@ from ..protocol.card import (
 )
 from ..protocol.push import JWKS_PATH
 from ..protocol.rest import MethodNotAllowedError
-from ..protocol.telemetry import TRACING
+from ..protocol.telemetry import TELEMETRY
 from ..storage import Storage, open_storage
 from .card_signing import jwks_route, resolve_signing
 from .context import Caller
@@ -54,7 +54,7 @@ from .push import PushService, PushSettings
 from .push.signing import SigningKeys
 from .rest import RESTBinding, error_response
 from .retention import RetentionSweeper
-from .telemetry import instrument_storage
+from .telemetry import instrument_server
 
 log = logging.getLogger("simple_a2a.server")
 
@@ -118,6 +118,7 @@ class A2AServer:
         rest_prefix: str = "",
         push: PushSettings | None = None,
         card_signing: SigningKeys | bool = False,
+        metrics_path: str | None = None,
         retention: timedelta | float | None = None,
         retention_interval: float = 60.0,
         grpc_url: str | None = None,
@@ -130,8 +131,6 @@ class A2AServer:
         if self.auth is not None:
             agent_card = self.auth.decorate_card(agent_card)
         self.storage = open_storage(storage)
-        if TRACING.on:  # storage spans (docs/observability.md)
-            instrument_storage(self.storage)
         self.handler = RequestHandler(
             _with_defaults(agent_card),
             executor,
@@ -148,6 +147,8 @@ class A2AServer:
         self.push = (
             PushService(self.handler, push) if self.card.capabilities.push_notifications else None
         )
+        if TELEMETRY.on:  # storage spans, task and push metrics (docs/observability.md)
+            instrument_server(self)
         self.recover_interrupted_tasks = recover_interrupted_tasks
         #: task leases: several processes on one storage (docs/guides/deployment.md)
         self.leases = (
@@ -179,6 +180,8 @@ class A2AServer:
         self.max_body_size = max_body_size
         self.shutdown_grace = shutdown_grace
         self.card_max_age = card_max_age
+        #: the Prometheus text route (docs/observability.md); None: not served
+        self.metrics_path = metrics_path
         self.jsonrpc_path = "/" + jsonrpc_path.strip("/")
         self.rest_prefix = ("/" + rest_prefix.strip("/")) if rest_prefix.strip("/") else ""
         #: where the gRPC binding is served (docs/grpc.md): listed in the card's interfaces
@@ -212,6 +215,10 @@ class A2AServer:
         routes += self.push.routes() if self.push is not None else []
         if self.card_signer is not None and not any(r.path == JWKS_PATH for r in routes):
             routes.append(jwks_route(self.card_signer.keys))
+        if self.metrics_path is not None:
+            from .metrics import metrics_endpoint
+
+            routes.append(Route(self.metrics_path, metrics_endpoint, methods=["GET"]))
         app = Starlette(routes=routes, lifespan=self.lifespan)
         app.router.default = self.rest  # everything else: the HTTP+JSON routes, 404/405 there
         return app

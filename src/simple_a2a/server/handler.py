@@ -39,7 +39,7 @@ from ..protocol.models import (
 from ..protocol.operations import OPERATIONS
 from ..protocol.requests import StreamResponse
 from ..protocol.states import FOLLOW_UPS, FollowUp
-from ..protocol.telemetry import TRACING
+from ..protocol.telemetry import TELEMETRY
 from ..storage.base import Storage, StoredTask, TaskQuery
 from . import recovery
 from .context import CallContext, Caller, RequestContext
@@ -145,7 +145,7 @@ class RequestHandler:
         method = getattr(self, _METHODS[operation])
         if call.tenant is None:
             call.tenant = getattr(request, "tenant", None) or None
-        if TRACING.on:  # a SERVER span (docs/observability.md)
+        if TELEMETRY.on:  # a SERVER span (docs/observability.md)
             return await traced_operation(
                 lambda: self._run_operation(method, operation, request, call),
                 operation,
@@ -381,7 +381,7 @@ class RequestHandler:
     async def _run(self, ctx: RequestContext) -> None:
         try:
             run = functools.partial(run_executor, self.executor, ctx, timeout=self.executor_timeout)
-            await (traced_executor(run, ctx) if TRACING.on else run())
+            await (traced_executor(run, ctx) if TELEMETRY.on else run())
         finally:
             self._executions.pop(ctx.task_id, None)
             if not ctx.detached or ctx.task.is_final:  # a detached task keeps it until final

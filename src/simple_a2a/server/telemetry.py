@@ -1,4 +1,4 @@
-"""Server spans (``TRACING.on`` only; docs/observability.md).
+"""Server spans (``TELEMETRY.on`` only; docs/observability.md).
 
 - ``a2a/<Operation>`` (SERVER): one per operation, child of the caller's span when the request
   carries a W3C ``traceparent`` (HTTP header or gRPC metadata). Attributes: ``rpc.*``,
@@ -18,23 +18,35 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.telemetry import ATTR, TRACING, annotate, extract_context, record_error
+from ..protocol.telemetry import ATTR, TELEMETRY, annotate, extract_context, record_error
 
 if TYPE_CHECKING:
     from ..storage import Storage
+    from .app import A2AServer
     from .context import CallContext, RequestContext
 
-__all__ = ["instrument_storage", "traced_executor", "traced_operation", "traced_push"]
+__all__ = [
+    "instrument_server",
+    "instrument_storage",
+    "push_suspended",
+    "traced_executor",
+    "traced_operation",
+    "traced_push",
+]
+
+#: the outcome attribute of request and push metrics: "ok" or the error's class name
+OUTCOME = "a2a.outcome"
 
 
 async def traced_operation(
     run: Callable[[], Awaitable[Any]], operation: str, request: Any, call: CallContext
 ) -> Any:
     """Run one operation inside its SERVER span (ended with the stream for streaming ones)."""
-    trace, context = TRACING.trace, TRACING.context
+    trace, context = TELEMETRY.trace, TELEMETRY.context
     parent = extract_context(call.headers)
     attrs: dict[str, Any] = {
         ATTR.RPC_SYSTEM: "a2a",
@@ -45,7 +57,7 @@ async def traced_operation(
     }
     if call.caller is not None:
         attrs[ATTR.CALLER] = call.caller.identity
-    span = TRACING.tracer.start_span(
+    span = TELEMETRY.tracer.start_span(
         f"a2a/{operation}", context=parent, kind=trace.SpanKind.SERVER, attributes=attrs
     )
     annotate(span, request)
@@ -56,47 +68,81 @@ async def traced_operation(
     if isinstance(task_id, str) and task_id:
         span.set_attribute(ATTR.TASK_ID, task_id)
     token = context.attach(trace.set_span_in_context(span, parent))
+    done = _Done(operation, call.binding, time.perf_counter())
     try:
         result = await run()
     except BaseException as exc:
         record_error(span, exc)
         span.end()
+        done(exc)
         raise
     finally:
         context.detach(token)
-    if inspect.isasyncgen(result) or (
-        isinstance(result, AsyncIterator) and not hasattr(result, "model_dump")
-    ):
-        return _traced_items(result, span)
+    if isinstance(result, AsyncIterator) and not hasattr(result, "model_dump"):
+        return _traced_items(result, span, done)
     annotate(span, result)
     span.end()
+    done(None)
     return result
 
 
-async def _traced_items(items: AsyncIterator[Any], span: Any) -> AsyncIterator[Any]:
+class _Done:
+    """Records an operation's metrics when it ends (streams: when the stream ends)."""
+
+    __slots__ = ("attrs", "start")
+
+    def __init__(self, operation: str, binding: str, start: float) -> None:
+        self.attrs = {ATTR.RPC_METHOD: operation, ATTR.BINDING: binding}
+        self.start = start
+
+    def __call__(self, exc: BaseException | None) -> None:
+        metrics = TELEMETRY.metrics
+        if metrics is None:
+            return
+        outcome = "ok" if exc is None or isinstance(exc, GeneratorExit) else type(exc).__name__
+        attrs = {**self.attrs, OUTCOME: outcome}
+        metrics.duration.record(time.perf_counter() - self.start, attrs)
+        metrics.requests.add(1, attrs)
+
+    def stream(self, delta: int) -> None:
+        if TELEMETRY.metrics is not None:
+            TELEMETRY.metrics.streams.add(delta, {ATTR.RPC_METHOD: self.attrs[ATTR.RPC_METHOD]})
+
+
+async def _traced_items(items: AsyncIterator[Any], span: Any, done: _Done) -> AsyncIterator[Any]:
     count = 0
+    failure: BaseException | None = None
+    done.stream(1)
     try:
         async for item in items:
             count += 1
             annotate(span, getattr(item, "event", item))
             yield item
     except BaseException as exc:
+        failure = exc
         if not isinstance(exc, GeneratorExit):
             record_error(span, exc)
         raise
     finally:
         span.set_attribute(ATTR.STREAM_EVENTS, count)
         span.end()
+        done.stream(-1)
+        done(failure)
 
 
 async def traced_executor(run: Callable[[], Awaitable[None]], ctx: RequestContext) -> None:
     """The executor's run in an INTERNAL span, current while it runs."""
     attrs = {ATTR.TASK_ID: ctx.task_id, ATTR.CONTEXT_ID: ctx.context_id}
-    with TRACING.tracer.start_as_current_span("a2a.executor", attributes=attrs) as span:
+    metrics = TELEMETRY.metrics
+    if metrics is not None:
+        metrics.executors.add(1)
+    with TELEMETRY.tracer.start_as_current_span("a2a.executor", attributes=attrs) as span:
         try:
             await run()
         finally:
             span.set_attribute(ATTR.TASK_STATE, ctx.state.value)
+            if metrics is not None:
+                metrics.executors.add(-1)
 
 
 async def traced_push(
@@ -109,15 +155,39 @@ async def traced_push(
         ATTR.PUSH_SEQ: seq,
         ATTR.PUSH_ATTEMPT: attempt,
     }
-    kind = TRACING.trace.SpanKind.CLIENT
-    with TRACING.tracer.start_as_current_span(
+    kind = TELEMETRY.trace.SpanKind.CLIENT
+    with TELEMETRY.tracer.start_as_current_span(
         "a2a.push", kind=kind, attributes=attrs, record_exception=False
     ) as span:
+        outcome = "ok"
         try:
             await post()
         except BaseException as exc:
+            outcome = (getattr(exc, "reason", None) and "failed") or type(exc).__name__
             record_error(span, exc)
             raise
+        finally:
+            metrics = TELEMETRY.metrics
+            if metrics is not None:
+                metrics.push_attempts.add(1, {OUTCOME: outcome})
+                if attempt > 1:
+                    metrics.push_retries.add(1)
+
+
+def instrument_server(server: A2AServer) -> None:
+    """What a server adds when telemetry is on at its creation: storage spans, the task-state
+    hook and the push backlog gauge."""
+    instrument_storage(server.storage)
+    metrics = TELEMETRY.metrics
+    if metrics is not None:
+        server.handler.tasks.hooks.append(metrics.task_event)
+        if server.push is not None:
+            metrics.watch_push_backlog(server.push.dispatcher.backlog)
+
+
+def push_suspended() -> None:
+    if TELEMETRY.metrics is not None:
+        TELEMETRY.metrics.push_suspended.add(1)
 
 
 _STORES = ("tasks", "events", "push_configs", "push_cursors", "leases")
@@ -140,9 +210,9 @@ def instrument_storage(storage: Storage) -> None:
 def _traced_method(method: Callable[..., Awaitable[Any]], label: str) -> Any:
     @functools.wraps(method)
     async def traced(*args: Any, **kwargs: Any) -> Any:
-        if not TRACING.on or not TRACING.trace.get_current_span().is_recording():
+        if not TELEMETRY.on or not TELEMETRY.trace.get_current_span().is_recording():
             return await method(*args, **kwargs)
-        with TRACING.tracer.start_as_current_span(
+        with TELEMETRY.tracer.start_as_current_span(
             f"a2a.storage {label}", attributes={ATTR.STORAGE_OPERATION: label}
         ):
             return await method(*args, **kwargs)

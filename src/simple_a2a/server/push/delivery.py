@@ -42,9 +42,9 @@ from ...protocol import errors as e
 from ...protocol.models import Task, TaskPushNotificationConfig
 from ...protocol.push import CONTENT_TYPE, SIGNATURE_HEADER, TOKEN_HEADERS
 from ...protocol.requests import StreamResponse
-from ...protocol.telemetry import TRACING
+from ...protocol.telemetry import TELEMETRY
 from ...storage.base import PushCursor, PushCursorStore, Storage
-from ..telemetry import traced_push
+from ..telemetry import push_suspended, traced_push
 from .ssrf import UrlGuard, UrlRefused, guarded_client
 
 if TYPE_CHECKING:
@@ -236,6 +236,10 @@ class PushDispatcher:
         await self.cursors.delete(task_id, config_id)
 
     # -- visibility and control --
+    def backlog(self) -> int:
+        """Configs with a delivery worker: undelivered events, or idle before it stops."""
+        return len(self._workers)
+
     async def health(self, task_id: str, config_id: str) -> PushHealth | None:
         cursor = await self.cursors.get(task_id, config_id)
         if cursor is None:
@@ -383,7 +387,7 @@ class PushDispatcher:
         body = event.to_json()
         while True:
             try:
-                if TRACING.on:  # a CLIENT span per attempt (docs/observability.md)
+                if TELEMETRY.on:  # a CLIENT span per attempt (docs/observability.md)
                     post = functools.partial(self._post, config, body)
                     attempt = cursor.failures + 1
                     await traced_push(post, cursor.task_id, cursor.config_id, seq, attempt)
@@ -421,6 +425,7 @@ class PushDispatcher:
     async def _suspend(self, cursor: PushCursor) -> PushCursor:
         cursor = dataclasses.replace(cursor, state="suspended", updated_at=_now())
         await self.cursors.put(cursor)
+        push_suspended()
         log.warning(
             "push config %s of task %s suspended after %d consecutive failures: %s",
             cursor.config_id, cursor.task_id, cursor.failures, cursor.last_error,
