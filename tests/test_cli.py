@@ -24,13 +24,13 @@ from click.testing import CliRunner, Result
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 import simple_a2a
-from cli_agent import Scripted, echo, scripted_server
 from simple_a2a.cli import ExitCode, cli
 from simple_a2a.cli.serve import CardOptions, build_server
 from simple_a2a.protocol import Task
 from simple_a2a.protocol.errors import AuthenticationError
 from simple_a2a.server.background import BackgroundServer, free_port
 from simple_a2a.server.push import PushSettings
+from tests.cli_agent import Scripted, echo, scripted_server
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).parent / "simple-a2a"

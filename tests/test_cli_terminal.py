@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 import simple_a2a
-from cli_agent import scripted_server
 from simple_a2a.server.background import BackgroundServer
+from tests.cli_agent import scripted_server
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).parent / "simple-a2a"

@@ -74,8 +74,6 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def demo_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The demo-03 server on a free port, fast and offline; its base URL."""
-    if str(ROOT) not in sys.path:  # the demos' helpers, wherever pytest was started from
-        sys.path.insert(0, str(ROOT))
     from examples._common import free_port, server_process
 
     for key in [k for k in os.environ if k.endswith("_API_KEY")]:

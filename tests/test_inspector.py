@@ -15,13 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
-from cli_agent import scripted_server
 from simple_a2a.inspector import inspector_app
 from simple_a2a.inspector.app import CSP
 from simple_a2a.inspector.wire import WireLog
-
-#: The client tests' helpers: the replay agent, the cutting proxy, the SDK agent.
-sys.path.insert(0, str(Path(__file__).resolve().parent / "client"))
+from tests.cli_agent import scripted_server
 
 API = {"X-A2A-Inspector": "1"}
 pytestmark = pytest.mark.timeout(60)
@@ -165,9 +162,9 @@ def test_the_wire_view_records_both_ways_and_redacts_credentials(
 
 
 def test_a_dropped_stream_shows_the_reconnect(serve: Any) -> None:
-    from proxy import CuttingProxy
-    from replay_agent import ReplayAgent
-    from servers import ServerThread
+    from tests.client.proxy import CuttingProxy
+    from tests.client.replay_agent import ReplayAgent
+    from tests.client.servers import ServerThread
 
     agent = ReplayAgent()
     with ServerThread(agent.app) as upstream:
@@ -192,7 +189,7 @@ def test_a_dropped_stream_shows_the_reconnect(serve: Any) -> None:
 
 
 def test_an_unreachable_agent_is_an_error_not_a_traceback(serve: Any) -> None:
-    from conftest import free_port
+    from tests.conftest import free_port
 
     url = serve(inspector_app(f"http://127.0.0.1:{free_port()}"))
     answer = httpx.get(url + "/api/card", headers=API)
@@ -220,7 +217,7 @@ def test_the_inspect_command_serves_the_page_on_loopback(agent_url: str) -> None
     import subprocess
     import time
 
-    from conftest import free_port
+    from tests.conftest import free_port
 
     port = free_port()
     command = [str(Path(sys.executable).parent / "simple-a2a"), "--token", "t0ken", "inspect"]

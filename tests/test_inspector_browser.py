@@ -10,18 +10,14 @@ list pages, and the wire view shows the raw exchanges. Screenshots go to test-ar
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cli_agent import scripted_server
 from simple_a2a.inspector import inspector_app
-from test_demo03_browser import browser, watch_for_problems  # noqa: F401  (the fixture)
-
-#: The client tests' helpers: the official SDK's agent.
-sys.path.insert(0, str(Path(__file__).resolve().parent / "client"))
+from tests.cli_agent import scripted_server
+from tests.test_demo03_browser import browser, watch_for_problems  # noqa: F401  (the fixture)
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 pytestmark = pytest.mark.timeout(90)
@@ -123,8 +119,9 @@ def test_a_session_against_our_agent(browser: Any, serve: Any) -> None:  # noqa:
 @pytest.mark.parametrize("version", ["1.0", "0.3"])
 def test_an_agent_on_the_official_sdk(browser: Any, serve: Any, version: str) -> None:  # noqa: F811
     from playwright.sync_api import expect
-    from sdk_agent import build_app, build_v03_app
-    from servers import ServerThread
+
+    from tests.client.sdk_agent import build_app, build_v03_app
+    from tests.client.servers import ServerThread
 
     with ServerThread(build_app if version == "1.0" else build_v03_app) as sdk:
         page, problems = open_page(browser, serve(inspector_app(sdk.url)) + "/")
@@ -158,9 +155,10 @@ def test_a_reconnect_is_visible_in_the_timeline(browser: Any, serve: Any) -> Non
     """A stream cut mid-way (a proxy drops the connection) is resumed by our client with
     Last-Event-ID; the timeline says so, and every event appears once, in order."""
     from playwright.sync_api import expect
-    from proxy import CuttingProxy
-    from replay_agent import ReplayAgent
-    from servers import ServerThread
+
+    from tests.client.proxy import CuttingProxy
+    from tests.client.replay_agent import ReplayAgent
+    from tests.client.servers import ServerThread
 
     with ServerThread(ReplayAgent().app) as upstream:
         proxy = CuttingProxy(upstream.port, cut_after=650)

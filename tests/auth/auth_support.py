@@ -9,10 +9,8 @@ from __future__ import annotations
 import contextlib
 import json
 import ssl
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -23,12 +21,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-
-from agents import TestAgent, make_card, serving, user
-from bindings import JSONRPC, REST, Outcome
-
 import simple_a2a
+from tests.support.agents import TestAgent, make_card, serving, user
+from tests.support.bindings import JSONRPC, REST, Outcome
 
 __all__ = [
     "JSONRPC",

@@ -6,11 +6,11 @@ from collections.abc import Generator, Iterator
 
 import httpx
 import pytest
-from auth_support import serve_agent
 
 from simple_a2a import AsyncClient
 from simple_a2a.auth import APIKeyAuth, BearerAuth
 from simple_a2a.protocol import errors as e
+from tests.auth.auth_support import serve_agent
 
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 

@@ -9,13 +9,13 @@ from typing import Any
 
 import httpx
 import pytest
-from auth_support import AUDIENCE, PLAIN, Issuer, adapter, make_card, serve_agent, user
 from starlette.requests import HTTPConnection
 
 from simple_a2a.auth import APIKeyAuth, AuthPolicy, BearerAuth, Caller, JWTAuth
 from simple_a2a.protocol import AgentCard
 from simple_a2a.protocol import errors as e
 from simple_a2a.protocol.card import HTTPAuthSecurityScheme, SecurityScheme
+from tests.auth.auth_support import AUDIENCE, PLAIN, Issuer, adapter, make_card, serve_agent, user
 
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}

@@ -9,10 +9,10 @@ from typing import Any
 
 import httpx
 import pytest
-from auth_support import AUDIENCE, PLAIN, Issuer, adapter, serve_agent, user
 
 from simple_a2a.auth import APIKeyAuth, BearerAuth, JWTAuth
 from simple_a2a.protocol import errors as e
+from tests.auth.auth_support import AUDIENCE, PLAIN, Issuer, adapter, serve_agent, user
 
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 Creds = dict[str, Any]  # httpx.AsyncClient keyword arguments carrying the credentials

@@ -11,13 +11,13 @@ from typing import Any
 
 import httpx
 import pytest
-from auth_support import PLAIN, REST, adapter, serve_agent, serving, user
 from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
 
 from simple_a2a.auth import BearerAuth
 from simple_a2a.server.push import PushSettings
+from tests.auth.auth_support import PLAIN, REST, adapter, serve_agent, serving, user
 
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 TIMESTAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from servers import ServerThread
+
+from tests.client.servers import ServerThread
 
 
 @pytest.fixture(scope="session")
 def sdk_server() -> Iterator[ServerThread]:
-    from sdk_agent import build_app
+    from tests.client.sdk_agent import build_app
 
     with ServerThread(build_app) as server:
         yield server

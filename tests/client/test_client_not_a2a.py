@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import free_port
 
 import simple_a2a
 from simple_a2a.client import ConnectError
 from simple_a2a.protocol.errors import AuthenticationError, InvalidAgentResponseError
+from tests.client.servers import free_port
 
 SCRIPT = Path(sys.executable).parent / "simple-a2a"
 

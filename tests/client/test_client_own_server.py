@@ -6,8 +6,6 @@ import asyncio
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from proxy import CuttingProxy
-from servers import ServerThread
 
 import simple_a2a
 from simple_a2a import (
@@ -20,6 +18,8 @@ from simple_a2a import (
 )
 from simple_a2a.client import AsyncClient, ReconnectPolicy, afold, fold
 from simple_a2a.server import AgentExecutor, RequestContext, server
+from tests.client.proxy import CuttingProxy
+from tests.client.servers import ServerThread
 
 CARD = AgentCard.from_dict(
     {"name": "own", "description": "ours", "version": "1", "capabilities": {"streaming": True}}

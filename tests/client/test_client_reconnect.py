@@ -6,9 +6,6 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from proxy import CuttingProxy
-from replay_agent import TASK_ID, ReplayAgent
-from servers import ServerThread
 
 import simple_a2a
 from simple_a2a import Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent
@@ -19,6 +16,9 @@ from simple_a2a.client import (
     afold,
     fold,
 )
+from tests.client.proxy import CuttingProxy
+from tests.client.replay_agent import TASK_ID, ReplayAgent
+from tests.client.servers import ServerThread
 
 FAST = ReconnectPolicy(max_attempts=3, backoff=0.01)
 

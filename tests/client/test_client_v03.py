@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from sdk_agent import build_v03_app
-from servers import ServerThread
 
 from simple_a2a import Task, TaskNotFoundError, TaskState
 from simple_a2a.client import AsyncClient, NegotiationError, afold
+from tests.client.sdk_agent import build_v03_app
+from tests.client.servers import ServerThread
 
 
 @pytest.fixture(scope="module")

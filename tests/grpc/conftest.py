@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from grpc_served import Served, start
+
+from tests.grpc.grpc_served import Served, start
 
 
 @pytest.fixture

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 from simple_a2a import AsyncClient
 from simple_a2a.server import A2AServer
 from simple_a2a.server.grpc import serve_grpc
 from simple_a2a.server.push import PushSettings
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))  # the bindings' test agent
-from agents import EXT, TestAgent, make_card
+from tests.support.agents import EXT, TestAgent, make_card
 
 __all__ = ["EXT", "GRPC_ONLY", "Served", "make_card", "start"]
 

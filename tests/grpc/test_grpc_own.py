@@ -8,7 +8,6 @@ from typing import Any
 import httpx
 import pytest
 from google.rpc import error_details_pb2, status_pb2
-from grpc_served import EXT, Served, make_card, start
 
 import grpc
 from simple_a2a import AsyncClient
@@ -17,6 +16,7 @@ from simple_a2a.client import GRPCTransport, afold
 from simple_a2a.protocol import errors as e
 from simple_a2a.protocol._grpc import a2a_pb2, a2a_pb2_grpc
 from simple_a2a.protocol.models import Message, Task, TaskState
+from tests.grpc.grpc_served import EXT, Served, make_card, start
 
 
 async def test_card_lists_grpc_and_client_picks_it(served: Served) -> None:

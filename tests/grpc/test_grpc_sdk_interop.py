@@ -9,9 +9,7 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,16 +34,14 @@ from a2a.types import (
 )
 from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
 from google.protobuf import json_format
-from grpc_served import Served
 
 import grpc
 from simple_a2a import AsyncClient
 from simple_a2a.protocol import errors as e
 from simple_a2a.protocol.models import Message, Task
 from simple_a2a.protocol.models import TaskState as OurState
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "client"))
-from sdk_agent import DemoExecutor
+from tests.client.sdk_agent import DemoExecutor
+from tests.grpc.grpc_served import Served
 
 # -- the SDK's client against our server --------------------------------------------------------
 

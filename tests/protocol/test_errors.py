@@ -9,7 +9,6 @@ import re
 from typing import Any
 
 import pytest
-from _spec import markdown_table, section_text
 
 from simple_a2a.protocol import errors
 from simple_a2a.protocol.errors import (
@@ -28,6 +27,7 @@ from simple_a2a.protocol.errors import (
     error_from_jsonrpc,
     error_from_rest,
 )
+from tests.protocol._spec import markdown_table, section_text
 
 ERROR_TABLE = markdown_table(section_text("5.4"))
 JSONRPC_TABLE = markdown_table(section_text("9.5"))

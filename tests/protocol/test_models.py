@@ -10,7 +10,6 @@ from enum import Enum
 from typing import Any
 
 import pytest
-from _factories import MODELS, ONEOFS, full, strategy_for, walk, wire_name
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,6 +35,7 @@ from simple_a2a.protocol import (
     TaskStatusUpdateEvent,
 )
 from simple_a2a.protocol._base import A2AModel, format_timestamp
+from tests.protocol._factories import MODELS, ONEOFS, full, strategy_for, walk, wire_name
 
 CLASSES = sorted(MODELS.values(), key=lambda c: c.__name__)
 #: examples per model class; raise it (A2A_EXAMPLES=500) for a thorough run
@@ -433,7 +433,7 @@ def test_artifact_of() -> None:
 
 def _section_states(word: str) -> set[TaskState]:
     """The states the proto's TaskState comments call ``terminal`` / ``interrupted``."""
-    from _spec import PROTO_PATH
+    from tests.protocol._spec import PROTO_PATH
 
     text = PROTO_PATH.read_text()
     block = text[text.index("enum TaskState") :]

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from _spec import SPEC_DIR, HttpRule, ProtoRpc, load_proto
 
 from simple_a2a.protocol import OPERATIONS, Operation, operation
 from simple_a2a.protocol.operations import OPERATIONS_BY_METHOD, OPERATIONS_BY_NAME, V03_METHODS
+from tests.protocol._spec import SPEC_DIR, HttpRule, ProtoRpc, load_proto
 
 RPCS = load_proto().rpcs
 WELL_KNOWN = {"google.protobuf.Empty": "Empty"}

@@ -12,11 +12,11 @@ from typing import Any
 
 import pydantic
 import pytest
-from _factories import MODELS, ONEOFS, full_kwargs, min_length, unwrap, wire_name
-from _spec import ProtoField, ProtoMessage, load_proto
 
 from simple_a2a.protocol import InvalidParamsError, Role, TaskState
 from simple_a2a.protocol._base import A2AModel
+from tests.protocol._factories import MODELS, ONEOFS, full_kwargs, min_length, unwrap, wire_name
+from tests.protocol._spec import ProtoField, ProtoMessage, load_proto
 
 PROTO = load_proto()
 PROTO_MESSAGES = sorted(PROTO.messages.values(), key=lambda m: m.name)

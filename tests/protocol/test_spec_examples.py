@@ -17,7 +17,6 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import pytest
-from _spec import CodeBlock, code_blocks
 
 from simple_a2a.protocol import (
     OPERATIONS,
@@ -34,6 +33,7 @@ from simple_a2a.protocol.errors import (
     error_from_rest,
 )
 from simple_a2a.protocol.operations import OPERATIONS_BY_METHOD
+from tests.protocol._spec import CodeBlock, code_blocks
 
 SECTIONS = ("6", "9", "10", "11")
 

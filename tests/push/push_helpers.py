@@ -1,6 +1,6 @@
 """Push test helpers: a recording webhook receiver, a gated agent, fast retry settings.
 
-Imported as ``push_helpers`` (pytest puts this folder on ``sys.path``).
+Imported as ``tests.push.push_helpers`` (``tests`` is a package).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from simple_a2a.protocol.requests import StreamResponse
 from simple_a2a.server import AgentExecutor, RequestContext, server
 from simple_a2a.server.app import A2AServer
 from simple_a2a.server.push import PushSettings, RetryPolicy
+from tests.support import rpc
 
 FAST_RETRY = RetryPolicy(initial_delay=0.02, max_delay=0.2, max_attempts=100, jitter=0.5)
 
@@ -159,10 +160,10 @@ def summary(event: StreamResponse) -> str:
     return "message"
 
 
-def rpc(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+def post_rpc(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
     response = httpx.post(
         url,
-        json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+        json=rpc(method, params),
         headers={"A2A-Version": "1.0"},
         timeout=10,
     )
@@ -174,7 +175,7 @@ def send(url: str, text: str = "go", push: dict[str, Any] | None = None) -> dict
     config: dict[str, Any] = {"returnImmediately": True}
     if push is not None:
         config["taskPushNotificationConfig"] = push
-    reply = rpc(
+    reply = post_rpc(
         url,
         "SendMessage",
         {"message": Message.user(text).to_dict(), "configuration": config},

@@ -7,20 +7,20 @@ import logging
 import time
 
 import pytest
-from push_helpers import (
+
+from simple_a2a.server.push import RetryPolicy
+from tests.push.push_helpers import (
     Receiver,
     Steps,
     dumps,
     free_port,
     logged,
     make_server,
-    rpc,
+    post_rpc,
     send,
     settings,
     summary,
 )
-
-from simple_a2a.server.push import RetryPolicy
 
 EXPECTED = [
     "task:TASK_STATE_SUBMITTED",
@@ -50,7 +50,7 @@ def test_config_created_later_gets_snapshot_then_events(serve) -> None:
     srv = make_server(executor)
     url = serve(srv.app)
     task = send(url)
-    reply = rpc(url, "CreateTaskPushNotificationConfig", {"taskId": task["id"], "url": hook})
+    reply = post_rpc(url, "CreateTaskPushNotificationConfig", {"taskId": task["id"], "url": hook})
     assert reply["result"]["id"]
     receiver.wait_for(lambda evs: len(evs) == 1)
     executor.gate.set()
@@ -89,7 +89,7 @@ def test_receiver_down_then_started_later(serve) -> None:
     task = send(url, push={"url": hook})
     executor.gate.set()
     time.sleep(0.8)  # the agent finishes while nobody listens
-    assert rpc(url, "GetTask", {"id": task["id"]})["result"]["status"]["state"] == (
+    assert post_rpc(url, "GetTask", {"id": task["id"]})["result"]["status"]["state"] == (
         "TASK_STATE_COMPLETED"
     )
     receiver = Receiver()
@@ -107,7 +107,7 @@ def test_many_configs_each_in_order(serve) -> None:
     url = serve(srv.app)
     task = send(url, push={"url": hooks[0]})
     for hook in hooks[1:]:
-        rpc(url, "CreateTaskPushNotificationConfig", {"taskId": task["id"], "url": hook})
+        post_rpc(url, "CreateTaskPushNotificationConfig", {"taskId": task["id"], "url": hook})
     for receiver in receivers:
         receiver.wait_for(lambda evs: len(evs) >= 1)
     executor.gate.set()
@@ -165,7 +165,7 @@ def test_deleted_config_gets_nothing_more(serve) -> None:
     url = serve(make_server(executor).app)
     task = send(url, push={"url": hook, "id": "cfg"})
     receiver.wait_for(lambda evs: len(evs) == 1)
-    reply = rpc(url, "DeleteTaskPushNotificationConfig", {"taskId": task["id"], "id": "cfg"})
+    reply = post_rpc(url, "DeleteTaskPushNotificationConfig", {"taskId": task["id"], "id": "cfg"})
     assert "result" in reply
     executor.gate.set()
     time.sleep(0.5)
@@ -194,14 +194,13 @@ def test_headers_token_and_authentication(serve) -> None:
 
 
 def test_no_push_capability_means_no_dispatcher(serve) -> None:
-    from push_helpers import push_card
-
     from simple_a2a.server import server
+    from tests.push.push_helpers import push_card
 
     srv = server(push_card(push=False), Steps())
     assert srv.push is None
     url = serve(srv.app)
-    reply = rpc(url, "SendMessage", {"message": {"role": "ROLE_USER", "messageId": "m",
+    reply = post_rpc(url, "SendMessage", {"message": {"role": "ROLE_USER", "messageId": "m",
                 "parts": [{"text": "x"}]}, "configuration": {"taskPushNotificationConfig":
                 {"url": "https://example.com/hook"}}})  # fmt: skip
     assert reply["error"]["code"] == -32003

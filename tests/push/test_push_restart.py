@@ -11,18 +11,17 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from push_helpers import (
+from simple_a2a.storage import PushCursor, Storage
+from tests.push.push_helpers import (
     Receiver,
     Steps,
     free_port,
     make_server,
-    rpc,
+    post_rpc,
     send,
     serve_in_thread,
     summary,
 )
-
-from simple_a2a.storage import PushCursor, Storage
 
 EXPECTED = [
     "task:TASK_STATE_SUBMITTED",
@@ -54,7 +53,7 @@ def test_pending_deliveries_resume_after_restart(serve, new_storage) -> None:  #
     with serve_in_thread(make_server(executor, storage=new_storage()).app) as url:
         task = send(url, push={"url": hook, "id": "cfg"})
         deadline = time.monotonic() + 5
-        while rpc(url, "GetTask", {"id": task["id"]})["result"]["status"]["state"] != (
+        while post_rpc(url, "GetTask", {"id": task["id"]})["result"]["status"]["state"] != (
             "TASK_STATE_COMPLETED"
         ):
             assert time.monotonic() < deadline

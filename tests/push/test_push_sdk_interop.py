@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from push_helpers import Receiver, Steps, make_server, send, summary
+
+from tests.push.push_helpers import Receiver, Steps, make_server, send, summary
 
 a2a_client = pytest.importorskip("a2a.client")
 a2a_types = pytest.importorskip("a2a.types")

@@ -9,7 +9,6 @@ from typing import Any
 import httpx
 import jwt
 import pytest
-from push_helpers import Receiver, Steps, make_server, send, settings
 
 from simple_a2a.protocol.models import TaskState, TaskStatusUpdateEvent, status_now
 from simple_a2a.protocol.push import SIGNATURE_HEADER, SIGNING_EXTENSION_URI
@@ -22,6 +21,7 @@ from simple_a2a.webhooks import (
     verify_notification,
     webhook_app,
 )
+from tests.push.push_helpers import Receiver, Steps, make_server, send, settings
 
 BODY = StreamResponse(
     status_update=TaskStatusUpdateEvent(

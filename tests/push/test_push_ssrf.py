@@ -6,10 +6,10 @@ import time
 
 import httpx
 import pytest
-from push_helpers import Receiver, Steps, make_server, rpc, send, settings, summary
 
 from simple_a2a.server.push import UrlGuard, UrlRefused
 from simple_a2a.server.push.ssrf import guarded_client
+from tests.push.push_helpers import Receiver, Steps, make_server, post_rpc, send, settings, summary
 
 REFUSED = [
     ("http://127.0.0.1/hook", "loopback"),
@@ -67,11 +67,13 @@ def test_creation_refused_names_url(serve) -> None:  # type: ignore[no-untyped-d
     url = serve(make_server(push=settings(allow_hosts=[])).app)
     task = send(url)
     for hook in ("http://127.0.0.1:1/hook", "http://169.254.169.254/", "http://localhost/x"):
-        reply = rpc(url, "CreateTaskPushNotificationConfig", {"taskId": task["id"], "url": hook})
+        reply = post_rpc(
+            url, "CreateTaskPushNotificationConfig", {"taskId": task["id"], "url": hook}
+        )
         assert reply["error"]["code"] == -32602, reply
         assert "url" in str(reply["error"]) and "refused" in reply["error"]["message"]
     # inline config in SendMessage: refused before any task is created
-    reply = rpc(
+    reply = post_rpc(
         url,
         "SendMessage",
         {
@@ -80,7 +82,7 @@ def test_creation_refused_names_url(serve) -> None:  # type: ignore[no-untyped-d
         },
     )
     assert reply["error"]["code"] == -32602
-    listed = rpc(url, "ListTasks", {})
+    listed = post_rpc(url, "ListTasks", {})
     assert len(listed["result"]["tasks"]) == 1
 
 

@@ -13,12 +13,12 @@ from typing import Any
 
 import httpx
 import pytest
-from agents import EXT, TestAgent, make_card, serving, user
-from bindings import JSONRPC, REST, Outcome
 
 from simple_a2a.protocol import AgentCard
 from simple_a2a.protocol import errors as e
 from simple_a2a.server import server
+from tests.support.agents import EXT, TestAgent, make_card, serving, user
+from tests.support.bindings import JSONRPC, REST, Outcome
 
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 

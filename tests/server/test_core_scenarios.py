@@ -15,19 +15,9 @@ import httpx
 import pytest
 from httpx_sse import aconnect_sse
 
-from simple_a2a.protocol import AgentCard, Message
+from simple_a2a.protocol import Message
 from simple_a2a.server import AgentExecutor, RequestContext, server
-
-
-def card(**caps: Any) -> AgentCard:
-    return AgentCard.from_dict(
-        {
-            "name": "Test agent",
-            "description": "test",
-            "version": "1.0",
-            "capabilities": caps,
-        }
-    )
+from tests.support import card, rpc
 
 
 class Steps(AgentExecutor):
@@ -50,10 +40,6 @@ class Steps(AgentExecutor):
                 last_chunk=i == self.n - 1,
             )
         await ctx.complete()
-
-
-def rpc(method: str, params: dict[str, Any], request_id: int = 1) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
 
 
 def send_params(text: str = "hi", **message: Any) -> dict[str, Any]:

@@ -5,19 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from agents import TestAgent, make_card, user
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
 import simple_a2a
 from simple_a2a.protocol import AgentCard
 from simple_a2a.server import server
+from tests.support import rpc
+from tests.support.agents import TestAgent, make_card, user
 
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json", "/agentCard")
-
-
-def rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
 
 
 def interfaces(card: dict[str, Any]) -> dict[str, str]:

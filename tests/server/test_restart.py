@@ -21,6 +21,7 @@ import pytest
 
 from simple_a2a.server.background import free_port
 from simple_a2a.server.handler import RESTART_MESSAGE
+from tests.support import rpc
 
 AGENT = Path(__file__).with_name("restart_agent.py")
 PG_DSN = os.environ.get("A2A_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
@@ -39,9 +40,8 @@ def start(storage: str, port: int) -> subprocess.Popen[bytes]:
     raise RuntimeError("the agent process did not start")
 
 
-def rpc(port: int, method: str, params: dict[str, Any]) -> Any:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    response = httpx.post(f"http://127.0.0.1:{port}/", json=body, timeout=10)
+def call(port: int, method: str, params: dict[str, Any]) -> Any:
+    response = httpx.post(f"http://127.0.0.1:{port}/", json=rpc(method, params), timeout=10)
     result = response.json()
     assert "result" in result, result
     return result["result"]
@@ -53,7 +53,7 @@ def message(text: str, **config: Any) -> dict[str, Any]:
 
 
 def all_tasks(port: int) -> dict[str, Any]:
-    listed = rpc(port, "ListTasks", {"pageSize": 100, "includeArtifacts": True})
+    listed = call(port, "ListTasks", {"pageSize": 100, "includeArtifacts": True})
     return {t["id"]: t for t in listed["tasks"]}
 
 
@@ -61,10 +61,10 @@ def check_restart(storage: str) -> None:
     port = free_port()
     proc = start(storage, port)
     try:
-        done = [rpc(port, "SendMessage", message(f"job {i}"))["task"] for i in range(5)]
-        slow = rpc(port, "SendMessage", message("slow", returnImmediately=True))["task"]
+        done = [call(port, "SendMessage", message(f"job {i}"))["task"] for i in range(5)]
+        slow = call(port, "SendMessage", message("slow", returnImmediately=True))["task"]
         for _ in range(100):  # until the slow task is working
-            if rpc(port, "GetTask", {"id": slow["id"]})["status"]["state"] == "TASK_STATE_WORKING":
+            if call(port, "GetTask", {"id": slow["id"]})["status"]["state"] == "TASK_STATE_WORKING":
                 break
             time.sleep(0.05)
         before = all_tasks(port)

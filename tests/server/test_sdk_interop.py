@@ -34,9 +34,9 @@ from a2a.types import (
     TaskState,
 )
 from a2a.utils.errors import TaskNotFoundError
-from agents import TestAgent, make_card, serving
 
 from simple_a2a.server import server
+from tests.support.agents import TestAgent, make_card, serving
 
 SETUPS = [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3"), ("HTTP+JSON", "0.3")]
 

@@ -13,10 +13,11 @@ from typing import Any
 
 import httpx
 import pytest
-from agents import TestAgent, make_card, serving
 from httpx_sse import aconnect_sse
 
 from simple_a2a.server import server
+from tests.support import rpc
+from tests.support.agents import TestAgent, make_card, serving
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +42,8 @@ def msg03(text: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-async def rpc(client: httpx.AsyncClient, method: str, params: dict[str, Any]) -> Any:
-    r = await client.post("/", json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+async def call_v03(client: httpx.AsyncClient, method: str, params: dict[str, Any]) -> Any:
+    r = await client.post("/", json=rpc(method, params))
     body = r.json()
     assert "error" not in body, body
     assert r.headers["a2a-version"] == "0.3"
@@ -56,10 +57,10 @@ async def sse(client: httpx.AsyncClient, method: str, url: str, **kw: Any) -> li
 
 @pytest.mark.parametrize("send", ["message/send", "tasks/send"])
 async def test_send_and_get_in_03_shapes(client: httpx.AsyncClient, send: str) -> None:
-    task = await rpc(client, send, {"message": msg03("hello")})
+    task = await call_v03(client, send, {"message": msg03("hello")})
     assert task["kind"] == "task" and task["status"]["state"] == "completed"
     assert task["artifacts"][0]["parts"][0] == {"kind": "text", "text": "echo: hello"}
-    got = await rpc(client, "tasks/get", {"id": task["id"], "historyLength": 1})
+    got = await call_v03(client, "tasks/get", {"id": task["id"], "historyLength": 1})
     assert got["id"] == task["id"] and len(got["history"]) == 1
 
 
@@ -75,11 +76,11 @@ async def test_stream_in_03_shapes(client: httpx.AsyncClient, method: str) -> No
 
 async def test_cancel_resubscribe_and_errors(client: httpx.AsyncClient) -> None:
     params = {"message": msg03("slow"), "configuration": {"blocking": False}}
-    task = await rpc(client, "message/send", params)
+    task = await call_v03(client, "message/send", params)
     body = {"jsonrpc": "2.0", "id": 2, "method": "tasks/resubscribe", "params": {"id": task["id"]}}
     live = asyncio.create_task(sse(client, "POST", "/", json=body))
     await asyncio.sleep(0.2)
-    canceled = await rpc(client, "tasks/cancel", {"id": task["id"]})
+    canceled = await call_v03(client, "tasks/cancel", {"id": task["id"]})
     assert canceled["status"]["state"] == "canceled"
     events = [e["result"] for e in await asyncio.wait_for(live, 5)]
     assert events[-1]["status"]["state"] == "canceled" and events[-1]["final"] is True
@@ -91,17 +92,17 @@ async def test_cancel_resubscribe_and_errors(client: httpx.AsyncClient) -> None:
 
 @pytest.mark.parametrize("prefix", ["tasks/pushNotificationConfig", "tasks/pushNotification"])
 async def test_push_config_methods(client: httpx.AsyncClient, prefix: str) -> None:
-    task = await rpc(client, "message/send", {"message": msg03("x")})
+    task = await call_v03(client, "message/send", {"message": msg03("x")})
     config = {"url": "https://93.184.216.34/hook", "token": "t"}
-    made = await rpc(
+    made = await call_v03(
         client, f"{prefix}/set", {"taskId": task["id"], "pushNotificationConfig": config}
     )
     assert made["pushNotificationConfig"]["url"] == config["url"]
-    got = await rpc(client, f"{prefix}/get", {"id": task["id"]})  # 0.3: config id optional
+    got = await call_v03(client, f"{prefix}/get", {"id": task["id"]})  # 0.3: config id optional
     assert got["taskId"] == task["id"]
-    listed = await rpc(client, f"{prefix}/list", {"id": task["id"]})
+    listed = await call_v03(client, f"{prefix}/list", {"id": task["id"]})
     assert len(listed) == 1
-    await rpc(
+    await call_v03(
         client,
         f"{prefix}/delete",
         {"id": task["id"], "pushNotificationConfigId": made["pushNotificationConfig"]["id"]},
@@ -109,7 +110,7 @@ async def test_push_config_methods(client: httpx.AsyncClient, prefix: str) -> No
 
 
 async def test_x_a2a_extensions_header(client: httpx.AsyncClient) -> None:
-    from agents import EXT
+    from tests.support.agents import EXT
 
     r = await client.post(
         "/",

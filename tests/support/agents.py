@@ -24,6 +24,7 @@ import uvicorn
 
 from simple_a2a.protocol import AgentCard, Message
 from simple_a2a.server import AgentExecutor, RequestContext
+from tests.support import card
 
 EXT = "https://example.com/ext/geo/v1"
 
@@ -66,14 +67,8 @@ class TestAgent(AgentExecutor):
 
 
 def make_card(**caps: Any) -> AgentCard:
-    return AgentCard.from_dict(
-        {
-            "name": "Binding test agent",
-            "description": "test",
-            "version": "1.0",
-            "capabilities": {"extensions": [{"uri": EXT}], **caps},
-        }
-    )
+    """The binding test agent's card: it declares the extension :data:`EXT`."""
+    return card("Binding test agent", extensions=[EXT], **caps)
 
 
 def user(text: str, **fields: Any) -> dict[str, Any]:
