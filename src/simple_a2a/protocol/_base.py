@@ -110,8 +110,12 @@ def _parse_timestamp(value: Any) -> Any:
             parsed = datetime.fromisoformat(f"{match['base'][:10]}T{match['base'][11:]}.{frac}{tz}")
         except ValueError as exc:
             raise ValueError(f"not an ISO 8601 timestamp: {value!r}") from exc
+    else:
+        parsed = value
+    try:
         return _to_utc(parsed)
-    return _to_utc(value)
+    except OverflowError:  # 9999-12-31T23:59:59-23:59 is past datetime.max in UTC (#16 item 5)
+        raise ValueError(f"timestamp out of range: {value!r}") from None
 
 
 Timestamp = Annotated[

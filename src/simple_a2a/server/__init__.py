@@ -4,6 +4,7 @@ from .app import A2AServer, server
 from .context import CallContext, Caller, CancelSignal, RequestContext, TaskHandle
 from .executor import AgentExecutor, agent
 from .handler import RequestHandler
+from .limits import Limits
 from .multi import MultiServer, multi_server
 from .tasks import StreamItem, TaskManager
 
@@ -13,6 +14,7 @@ __all__ = [
     "CallContext",
     "Caller",
     "CancelSignal",
+    "Limits",
     "MultiServer",
     "RequestContext",
     "RequestHandler",

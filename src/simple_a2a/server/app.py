@@ -50,6 +50,7 @@ from .handler import ExtendedCardProvider, RequestHandler
 from .http import CURRENT_REQUEST, DEFAULT_MAX_BODY, JSON, response_media_type, route_path
 from .jsonrpc import JSONRPCBinding
 from .leases import DEFAULT_LEASE_TTL, DEFAULT_SCAN_INTERVAL, LeaseKeeper, attach_leases
+from .limits import DEFAULT_CONCURRENCY, DEFAULT_LIMITS, Limits
 from .push import PushService, PushSettings
 from .push.signing import SigningKeys
 from .rest import RESTBinding, error_response
@@ -125,6 +126,8 @@ class A2AServer:
         lease_ttl: float = DEFAULT_LEASE_TTL,
         lease_scan_interval: float = DEFAULT_SCAN_INTERVAL,
         inspector: bool = False,
+        limits: Limits | None = None,
+        public_url: str | None = None,
     ) -> None:
         #: authentication and authorization (docs/auth.md): the card declares what is enforced
         self.auth = as_policy(auth) if auth is not None else None
@@ -139,10 +142,13 @@ class A2AServer:
             max_history_length=max_history_length,
             executor_timeout=executor_timeout,
             keepalive=keepalive,
+            limits=limits or DEFAULT_LIMITS,
         )
         push_on = bool(self.card.capabilities.push_notifications)
         #: signs the served card (spec §8.4, docs/auth.md); shares its keys with push
         self.card_signer, push = resolve_signing(card_signing, push, push_on)
+        #: the agent's public base URL (behind a proxy): the card's URLs, never the Host header
+        self.public_url = public_url.rstrip("/") if public_url else None
         #: push delivery (docs/push.md), when the card declares capabilities.pushNotifications
         self.push = (
             PushService(self.handler, push) if self.card.capabilities.push_notifications else None
@@ -298,9 +304,13 @@ class A2AServer:
 
         return provide
 
-    @staticmethod
-    def _base_of(request: Request) -> tuple[str, bool]:
-        """The agent's base URL, and whether a foreign mount needs the trailing slash."""
+    def _base_of(self, request: Request) -> tuple[str, bool]:
+        """The agent's base URL, and whether a foreign mount needs the trailing slash.
+
+        ``public_url`` when set: the Host header is the caller's to choose, and a shared cache
+        that does not key on it would serve a poisoned card to everyone (#16 item 9)."""
+        if self.public_url is not None:
+            return self.public_url, False
         root = request.scope.get("root_path", "")  # where this app is mounted (not the outer
         mounted = bool(root) and not request.scope.get(EXACT_MOUNT)  # app's base_url)
         return f"{request.url.scheme}://{request.url.netloc}{root}", mounted
@@ -373,22 +383,36 @@ class A2AServer:
         return await serve_grpc(self, host, port, **options)
 
     def run(self, host: str = "127.0.0.1", port: int = 9292, **uvicorn_options: Any) -> None:
-        """Serve with uvicorn until interrupted (blocks)."""
+        """Serve with uvicorn until interrupted (blocks); see :meth:`uvicorn_options`."""
         import uvicorn
 
-        uvicorn_options.setdefault("timeout_graceful_shutdown", int(self.shutdown_grace) + 1)
-        uvicorn_options.setdefault("log_level", "info")
-        uvicorn.run(self.app, host=host, port=port, **uvicorn_options)
+        uvicorn.run(self.app, host=host, port=port, **self.uvicorn_options(**uvicorn_options))
 
     async def serve(
         self, host: str = "127.0.0.1", port: int = 9292, **uvicorn_options: Any
     ) -> None:
-        """Serve with uvicorn inside a running event loop."""
+        """Serve with uvicorn inside a running event loop; see :meth:`uvicorn_options`."""
         import uvicorn
 
-        uvicorn_options.setdefault("timeout_graceful_shutdown", int(self.shutdown_grace) + 1)
-        config = uvicorn.Config(self.app, host=host, port=port, **uvicorn_options)
+        options = self.uvicorn_options(**uvicorn_options)
+        config = uvicorn.Config(self.app, host=host, port=port, **options)
         await uvicorn.Server(config).serve()
+
+    def uvicorn_options(self, **overrides: Any) -> dict[str, Any]:
+        """uvicorn's settings for :meth:`run` / :meth:`serve`, ``overrides`` winning: a bounded
+        number of concurrent connections (beyond it: 503), idle keep-alive connections closed
+        after 5 s, headers of at most 64 KiB. uvicorn has no header-read or body timeout: put a
+        reverse proxy with both in front of any public deployment (docs/security.md)."""
+        options: dict[str, Any] = {
+            "timeout_graceful_shutdown": int(self.shutdown_grace) + 1,
+            "log_level": "info",
+            "limit_concurrency": DEFAULT_CONCURRENCY,
+            "timeout_keep_alive": 5,
+            "h11_max_incomplete_event_size": 64 * 1024,
+            "backlog": 1024,
+        }
+        options.update(overrides)
+        return options
 
 
 class _Dispatch:

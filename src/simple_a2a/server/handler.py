@@ -45,6 +45,7 @@ from . import recovery
 from .context import CallContext, Caller, RequestContext
 from .executor import AgentExecutor, as_executor, run_executor
 from .leases import LeaseKeeper, claim_follow_up
+from .limits import DEFAULT_LIMITS, Limits, check_message
 from .tasks import StreamItem, TaskManager
 from .telemetry import traced_executor, traced_operation
 
@@ -57,6 +58,10 @@ ExtendedCardProvider = Callable[[Caller | None], "AgentCard | Awaitable[AgentCar
 MAX_PAGE_SIZE = 100
 RESTART_MESSAGE = recovery.RESTART_MESSAGE
 DEFAULT_PAGE_SIZE = 50
+
+
+def _config_id(config: TaskPushNotificationConfig) -> str:
+    return config.id or ""
 
 
 def _busy(task_id: str) -> e.A2AError:
@@ -116,8 +121,11 @@ class RequestHandler:
         executor_timeout: float | None = None,
         cancel_grace: float = 5.0,
         keepalive: float = 15.0,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self.card = card
+        #: bounds on what one caller can make us hold (docs/security.md)
+        self.limits = limits
         self.executor = as_executor(executor)
         self.storage = storage
         self.extended_card = extended_card
@@ -245,6 +253,7 @@ class RequestHandler:
         new task). The task is stored before the executor runs: a storage failure is the
         caller's InternalError and no agent code runs for the message.
         """
+        check_message(self.limits, request)
         message = request.message
         config = request.configuration
         push_config = config.task_push_notification_config if config is not None else None
@@ -546,6 +555,10 @@ class RequestHandler:
         self, config: TaskPushNotificationConfig, task_id: str
     ) -> TaskPushNotificationConfig:
         config = config.model_copy(update={"task_id": task_id, "id": config.id or new_id()})
+        existing = await self.storage.push_configs.list(task_id)
+        cap = self.limits.max_push_configs_per_task
+        if len(existing) >= cap and all(c.id != config.id for c in existing):
+            raise self.limits.refuse("max_push_configs_per_task", len(existing) + 1, field="taskId")
         await self.storage.push_configs.put(config)
         if self.push is not None:
             await self.push.config_created(config)
@@ -569,8 +582,18 @@ class RequestHandler:
     ) -> rq.ListTaskPushNotificationConfigsResponse:
         self._require_push()
         await self._visible_task(request.task_id, call)
-        configs = await self.storage.push_configs.list(request.task_id)
-        return rq.ListTaskPushNotificationConfigsResponse(configs=configs)
+        configs = sorted(await self.storage.push_configs.list(request.task_id), key=_config_id)
+        # paged by config id (spec §3.1.9); a page token is the last id of the previous page
+        size = request.page_size or self.limits.max_push_configs_per_task
+        if size < 0:
+            raise e.InvalidParamsError("pageSize must be >= 0", field="pageSize")
+        if request.page_token:
+            configs = [c for c in configs if _config_id(c) > request.page_token]
+        page = configs[:size]
+        more = len(configs) > size
+        return rq.ListTaskPushNotificationConfigsResponse(
+            configs=page, next_page_token=_config_id(page[-1]) if more else None
+        )
 
     async def delete_task_push_notification_config(
         self, request: rq.DeleteTaskPushNotificationConfigRequest, call: CallContext

@@ -3,11 +3,14 @@ parameters (spec §3.2.6: A2A-Version, A2A-Extensions), content types, SSE respo
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
 import logging
+import math
+import re
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pydantic_core
 from starlette.requests import Request
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
     pass
 
 log = logging.getLogger("simple_a2a.server")
+T = TypeVar("T")
 
 #: The HTTP request being served (set by :func:`call_context`), for what needs its URL.
 CURRENT_REQUEST: contextvars.ContextVar[Request] = contextvars.ContextVar("a2a_http_request")
@@ -75,19 +79,60 @@ async def read_body(request: Request, limit: int) -> bytes:
         if size > limit:
             raise BodyTooLarge(f"request body exceeds the limit of {limit} bytes")
         chunks.append(chunk)
-    return b"".join(chunks)
+    body = b"".join(chunks)
+    request.scope[_BODY_SIZE] = len(body)
+    return body
 
 
-async def read_json(request: Request, limit: int, *, allow_empty: bool = False) -> Any:
-    """The JSON body (content type checked, size limited); ``None`` for an allowed empty body."""
+_BODY_SIZE = "simple_a2a.body_size"
+#: a number literal too large for a float (``1e400``): parsed as infinity, which is not JSON
+_HUGE_EXPONENT = re.compile(rb"[eE]\+?\d{3,}")
+
+
+def _parse_json(body: bytes) -> Any:
+    try:
+        value = pydantic_core.from_json(body, allow_inf_nan=False)  # NaN, Infinity: refused
+    except ValueError as exc:
+        raise e.JSONParseError(f"Invalid JSON payload: {exc}") from None
+    if _HUGE_EXPONENT.search(body) and not _finite(value):
+        raise e.JSONParseError("Invalid JSON payload: a number is out of range (#16 item 4)")
+    return value
+
+
+def _finite(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
+
+
+async def read_json(
+    request: Request, limit: int, *, allow_empty: bool = False, offload_bytes: int | None = None
+) -> Any:
+    """The JSON body (content type checked, size limited); ``None`` for an allowed empty body.
+
+    A body above ``offload_bytes`` is parsed in a worker thread, so one large request does not
+    stall every other connection (#16 item 3)."""
     check_content_type(request)
     body = await read_body(request, limit)
     if allow_empty and not body.strip():
         return None
-    try:
-        return pydantic_core.from_json(body)
-    except ValueError as exc:
-        raise e.JSONParseError(f"Invalid JSON payload: {exc}") from None
+    if offload_bytes is not None and len(body) > offload_bytes:
+        return await asyncio.to_thread(_parse_json, body)
+    return _parse_json(body)
+
+
+async def validate(request: Request, parse: Callable[[], T], offload_bytes: int) -> T:
+    """Run ``parse`` (a model validation) in a worker thread when the body was large."""
+    if request.scope.get(_BODY_SIZE, 0) > offload_bytes:
+        return await asyncio.to_thread(parse)
+    return parse()
 
 
 def route_path(scope: Scope) -> str:

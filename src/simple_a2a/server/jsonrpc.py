@@ -7,10 +7,10 @@ inside a batch gets an error entry (a batch has one JSON answer, a stream cannot
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
-import pydantic_core
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -25,13 +25,16 @@ from ..protocol.versions import V03
 from .context import CallContext
 from .handler import RequestHandler
 from .http import (
+    CURRENT_REQUEST,
     call_context,
+    header_map,
     json_bytes,
     read_json,
     response_media_type,
     service_headers,
     sse_error,
     sse_response,
+    validate,
 )
 from .tasks import StreamItem, encode_event
 
@@ -59,15 +62,17 @@ class JSONRPCBinding:
     async def endpoint(self, request: Request) -> Response:
         media_type = response_media_type(request)
         refused = scope_failure(request.scope)  # the auth middleware's verdict (docs/auth.md)
-        try:
-            payload = await read_json(request, self.max_body)
-        except e.A2AError as err:
-            err = refused or err
-            return self._json(rpc.failure(None, err), media_type, None, err.http_status)
-        if refused is not None:  # refused as a whole, batches included, before any method runs
-            request_id = rpc.request_id_of(payload) if isinstance(payload, dict) else None
+        if refused is not None:  # refused before a large body is read or parsed (#16 item 8)
+            request_id = await _small_body_id(request)
             failure = rpc.failure(request_id, refused)
             return self._json(failure, media_type, None, _status(refused))
+        limits = self.handler.limits
+        try:
+            payload = await read_json(
+                request, self.max_body, offload_bytes=limits.offload_validation_bytes
+            )
+        except e.A2AError as err:
+            return self._json(rpc.failure(None, err), media_type, None, err.http_status)
         if isinstance(payload, list):
             return await self._batch(request, payload, media_type)
         return await self._single(request, payload, media_type)
@@ -75,6 +80,7 @@ class JSONRPCBinding:
     async def _single(self, request: Request, payload: Any, media_type: str) -> Response:
         request_id = rpc.request_id_of(payload)
         call: CallContext | None = None
+        req: rpc.JSONRPCRequest | None = None
         try:
             req = rpc.parse_request(payload)
             op = OPERATIONS_BY_METHOD.get(req.method)
@@ -94,9 +100,13 @@ class JSONRPCBinding:
                 headers=service_headers(call),
             )
         except e.A2AError as err:
+            if req is not None and req.is_notification and _status(err) == 200:
+                return Response(status_code=204, headers=service_headers(call))  # JSON-RPC §4.1
             return self._json(rpc.failure(request_id, err), media_type, call, _status(err))
         except Exception:
             log.exception("internal error in JSON-RPC request")
+            if req is not None and req.is_notification:
+                return Response(status_code=204, headers=service_headers(call))
             return self._json(rpc.failure(request_id, e.InternalError()), media_type, call, 500)
 
     async def _streaming(
@@ -114,7 +124,12 @@ class JSONRPCBinding:
         return sse_response(items, self._renderer(op, req.id, call), headers)
 
     async def _call(self, op: Operation, params: dict[str, Any], call: CallContext) -> bytes:
-        request = self._parse(op, params, call)
+        limits = self.handler.limits
+        request = await validate(
+            CURRENT_REQUEST.get(),
+            lambda: self._parse(op, params, call),
+            limits.offload_validation_bytes,
+        )
         result = await self.handler.handle(op.name, request, call)
         if call.version == V03:
             return json_bytes(_v03().result_to_v03(op.name, result.to_dict()))
@@ -145,38 +160,59 @@ class JSONRPCBinding:
         return render
 
     async def _batch(self, request: Request, payload: list[Any], media_type: str) -> Response:
+        limits = self.handler.limits
+        err: e.A2AError
         if not payload:
             err = e.InvalidRequestError("an empty batch is not a valid request")
             return self._json(rpc.failure(None, err), media_type, None, 200)
-        answers: list[Any] = []
+        if len(payload) > limits.max_batch_entries:  # refused whole, nothing run (#16 item 1)
+            err = limits.refuse("max_batch_entries", len(payload))
+            return self._json(rpc.failure(None, err), media_type, None, 200)
+        answers: list[bytes] = []
+        size = 2  # the brackets
         for item in payload:
-            request_id = rpc.request_id_of(item)
-            try:
-                req = rpc.parse_request(item)
-                op = OPERATIONS_BY_METHOD.get(req.method)
-                if op is None:
-                    raise e.MethodNotFoundError(f"Method not found: {req.method!r}")
-                if op.streaming:
-                    raise e.InvalidRequestError(
-                        f"{req.method} streams its answer and cannot be part of a batch"
-                    )
-                call = call_context(
-                    request,
-                    self.handler.card,
-                    is_v03_name=req.method in V03_METHODS,
-                    binding=JSONRPC,
-                )
-                result = await self._call(op, req.params, call)
-                if not req.is_notification:
-                    answers.append(rpc.success(req.id, pydantic_core.from_json(result)))
-            except e.A2AError as err:
-                answers.append(rpc.failure(request_id, err))
-            except Exception:
-                log.exception("internal error in JSON-RPC batch entry")
-                answers.append(rpc.failure(request_id, e.InternalError()))
+            answer: bytes | None
+            if size > limits.max_batch_answer_bytes:  # the entries left are refused, not run
+                if isinstance(item, dict) and "id" not in item:
+                    continue  # a notification is never answered
+                refusal: e.A2AError = limits.refuse("max_batch_answer_bytes", size)
+                answer = json_bytes(rpc.failure(rpc.request_id_of(item), refusal))
+            else:
+                answer = await self._batch_entry(request, item)
+                await asyncio.sleep(0)  # other connections are served between entries
+            if answer is not None:
+                size += len(answer) + 1
+                answers.append(answer)
         if not answers:
             return Response(status_code=204)
-        return Response(json_bytes(answers), media_type=media_type)
+        return Response(b"[" + b",".join(answers) + b"]", media_type=media_type)
+
+    async def _batch_entry(self, request: Request, item: Any) -> bytes | None:
+        """One entry's answer; ``None`` for a notification, which is never answered."""
+        request_id = rpc.request_id_of(item)
+        req: rpc.JSONRPCRequest | None = None
+        try:
+            req = rpc.parse_request(item)
+            op = OPERATIONS_BY_METHOD.get(req.method)
+            if op is None:
+                raise e.MethodNotFoundError(f"Method not found: {req.method!r}")
+            if op.streaming:
+                raise e.InvalidRequestError(
+                    f"{req.method} streams its answer and cannot be part of a batch"
+                )
+            call = call_context(
+                request, self.handler.card, is_v03_name=req.method in V03_METHODS, binding=JSONRPC
+            )
+            result = await self._call(op, req.params, call)
+            if req.is_notification:
+                return None
+            return b'{"jsonrpc":"2.0","id":' + json_bytes(req.id) + b',"result":' + result + b"}"
+        except e.A2AError as err:
+            failure = rpc.failure(request_id, err)
+        except Exception:
+            log.exception("internal error in JSON-RPC batch entry")
+            failure = rpc.failure(request_id, e.InternalError())
+        return None if req is not None and req.is_notification else json_bytes(failure)
 
     @staticmethod
     def _json(obj: Any, media_type: str, call: CallContext | None, status: int) -> Response:
@@ -186,6 +222,23 @@ class JSONRPCBinding:
             media_type=media_type,
             headers=service_headers(call),
         )
+
+
+#: a refused request's body is read only up to this size, to answer with its id
+_REFUSAL_PEEK = 4096
+
+
+async def _small_body_id(request: Request) -> rpc.RequestId:
+    """The id of a small single request, so a refusal can carry it; ``None`` otherwise: an
+    unauthenticated caller never makes us read or parse a large body."""
+    declared = header_map(request).get("content-length", "")
+    if not declared.isdigit() or int(declared) > _REFUSAL_PEEK:
+        return None
+    try:
+        payload = await read_json(request, _REFUSAL_PEEK)
+    except e.A2AError:
+        return None
+    return rpc.request_id_of(payload) if isinstance(payload, dict) else None
 
 
 def _status(err: e.A2AError) -> int:

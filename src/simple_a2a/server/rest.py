@@ -36,6 +36,7 @@ from .http import (
     route_path,
     service_headers,
     sse_response,
+    validate,
 )
 from .tasks import StreamItem, encode_event
 
@@ -98,14 +99,19 @@ class RESTBinding:
         """The request model from body (``body: "*"``), query (spec §11.5) and path."""
         body: dict[str, Any] = {}
         if op.has_body or request.headers.get("content-length", "0") != "0":
-            payload = await read_json(request, self.max_body, allow_empty=True)
+            offload = self.handler.limits.offload_validation_bytes
+            payload = await read_json(
+                request, self.max_body, allow_empty=True, offload_bytes=offload
+            )
             if payload is not None and not isinstance(payload, dict):
                 raise e.InvalidRequestError("the request body must be a JSON object")
             body = payload or {}
         if call.version == V03:
             body = rest_v03.request_up(op.name, body)
         query = parse_query(op.request_type, request.query_params.multi_items(), ignore=path_params)
-        return op.request_type.from_dict({**body, **query, **path_params})
+        data = {**body, **query, **path_params}
+        offload = self.handler.limits.offload_validation_bytes
+        return await validate(request, lambda: op.request_type.from_dict(data), offload)
 
 
 def _renderer(op: Operation, call: CallContext) -> Any:

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 import httpcore
 import httpx
+
+log = logging.getLogger("simple_a2a.push")
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -42,6 +45,10 @@ class UrlRefused(ValueError):
         super().__init__(f"webhook url refused: {reason}")
         self.url = url
         self.reason = reason
+
+
+class Unresolvable(UrlRefused):
+    """The host name did not resolve: refused at connect time, accepted at creation."""
 
 
 async def system_resolver(host: str, port: int) -> list[str]:
@@ -156,9 +163,9 @@ class UrlGuard:
         try:
             addresses = await self.resolver(name, port)
         except OSError as exc:
-            raise UrlRefused(host, f"{host} does not resolve ({exc})") from None
+            raise Unresolvable(host, f"{host} does not resolve ({exc})") from None
         if not addresses:
-            raise UrlRefused(host, f"{host} does not resolve")
+            raise Unresolvable(host, f"{host} does not resolve")
         if self._host_allowed(name):
             return addresses
         for address in addresses:
@@ -170,10 +177,16 @@ class UrlGuard:
         return addresses
 
     async def check_url(self, url: str) -> None:
-        """The creation-time check: syntax, then resolution. Raises :class:`UrlRefused`."""
+        """The creation-time check: syntax, then resolution. Raises :class:`UrlRefused` for
+        what is certainly forbidden (a forbidden literal address, a name resolving to one).
+
+        A name that does not resolve *now* is accepted (split-horizon DNS, offline development,
+        #16 item 12): every connection resolves and vets again, which is the real guard."""
         host, port = self.parse(url)
         try:
             await self.vetted_addresses(host, port)
+        except Unresolvable:
+            log.info("push URL %s does not resolve now; it is checked again at each connect", url)
         except UrlRefused as exc:
             raise UrlRefused(url, exc.reason) from None
 

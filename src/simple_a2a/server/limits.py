@@ -1,0 +1,67 @@
+"""Every server-side limit on what one caller can make the server hold, in one place.
+
+Pass ``limits=Limits(...)`` to :func:`simple_a2a.server.server`; ``docs/security.md`` lists each
+limit, its default and the error answered beyond it (#16). The body size (``max_body_size``) and
+the history kept per task (``max_history_length``) stay options of the server itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pydantic_core
+
+from ..protocol import errors as e
+from ..protocol.requests import SendMessageRequest
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on one request and on what a caller can store. Beyond a limit the answer is a
+    spec error naming it (``Limits.max_batch_entries``, ...), never a 5xx."""
+
+    #: entries in one JSON-RPC batch (above: -32600 for the whole batch)
+    max_batch_entries: int = 100
+    #: bytes of one JSON-RPC batch answer (entries past it answer -32603 naming the limit)
+    max_batch_answer_bytes: int = 10 * 1024 * 1024
+    #: parts in one message (SendMessage; above: -32602 naming the field)
+    max_parts_per_message: int = 1_000
+    #: bytes of a request's metadata, the message's or a part's (JSON-encoded)
+    max_metadata_bytes: int = 64 * 1024
+    #: push notification configs one task may have (above: -32602)
+    max_push_configs_per_task: int = 10
+    #: push notification configs one caller may have over all its tasks (above: -32602)
+    max_push_configs_per_caller: int = 1_000
+    #: bodies larger than this are validated in a worker thread, not on the event loop
+    offload_validation_bytes: int = 256 * 1024
+
+    def refuse(self, name: str, value: int, *, field: str | None = None) -> e.A2AError:
+        """The error for ``value`` beyond the limit called ``name``."""
+        limit = getattr(self, name)
+        text = f"{value} exceeds Limits.{name} = {limit}"
+        if field is None:
+            return e.InvalidRequestError(text)
+        return e.InvalidParamsError(text, field=field)
+
+
+DEFAULT_LIMITS = Limits()
+#: connections and requests uvicorn serves at once in ``run()``/``serve()`` (beyond: 503)
+DEFAULT_CONCURRENCY = 1_000
+
+
+def _json_size(value: object) -> int:
+    return len(pydantic_core.to_json(value))
+
+
+def check_message(limits: Limits, request: SendMessageRequest) -> None:
+    """Spec §3.1.1 sets no bound; ours (#16 item 3): parts per message and metadata bytes."""
+    message = request.message
+    if len(message.parts) > limits.max_parts_per_message:
+        raise limits.refuse("max_parts_per_message", len(message.parts), field="message.parts")
+    carriers = [("metadata", request.metadata), ("message.metadata", message.metadata)]
+    carriers += [(f"message.parts[{i}].metadata", p.metadata) for i, p in enumerate(message.parts)]
+    for field, metadata in carriers:
+        if metadata:
+            size = _json_size(metadata)
+            if size > limits.max_metadata_bytes:
+                raise limits.refuse("max_metadata_bytes", size, field=field)
