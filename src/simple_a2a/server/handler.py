@@ -45,7 +45,7 @@ from . import recovery
 from .context import CallContext, Caller, RequestContext
 from .executor import AgentExecutor, as_executor, run_executor
 from .leases import LeaseKeeper, claim_follow_up
-from .limits import DEFAULT_LIMITS, Limits, check_message
+from .limits import DEFAULT_LIMITS, Limits, check_config_count, check_message, config_page
 from .tasks import StreamItem, TaskManager
 from .telemetry import traced_executor, traced_operation
 
@@ -58,10 +58,6 @@ ExtendedCardProvider = Callable[[Caller | None], "AgentCard | Awaitable[AgentCar
 MAX_PAGE_SIZE = 100
 RESTART_MESSAGE = recovery.RESTART_MESSAGE
 DEFAULT_PAGE_SIZE = 50
-
-
-def _config_id(config: TaskPushNotificationConfig) -> str:
-    return config.id or ""
 
 
 def _busy(task_id: str) -> e.A2AError:
@@ -555,10 +551,7 @@ class RequestHandler:
         self, config: TaskPushNotificationConfig, task_id: str
     ) -> TaskPushNotificationConfig:
         config = config.model_copy(update={"task_id": task_id, "id": config.id or new_id()})
-        existing = await self.storage.push_configs.list(task_id)
-        cap = self.limits.max_push_configs_per_task
-        if len(existing) >= cap and all(c.id != config.id for c in existing):
-            raise self.limits.refuse("max_push_configs_per_task", len(existing) + 1, field="taskId")
+        check_config_count(self.limits, await self.storage.push_configs.list(task_id), config)
         await self.storage.push_configs.put(config)
         if self.push is not None:
             await self.push.config_created(config)
@@ -582,18 +575,8 @@ class RequestHandler:
     ) -> rq.ListTaskPushNotificationConfigsResponse:
         self._require_push()
         await self._visible_task(request.task_id, call)
-        configs = sorted(await self.storage.push_configs.list(request.task_id), key=_config_id)
-        # paged by config id (spec §3.1.9); a page token is the last id of the previous page
-        size = request.page_size or self.limits.max_push_configs_per_task
-        if size < 0:
-            raise e.InvalidParamsError("pageSize must be >= 0", field="pageSize")
-        if request.page_token:
-            configs = [c for c in configs if _config_id(c) > request.page_token]
-        page = configs[:size]
-        more = len(configs) > size
-        return rq.ListTaskPushNotificationConfigsResponse(
-            configs=page, next_page_token=_config_id(page[-1]) if more else None
-        )
+        configs = await self.storage.push_configs.list(request.task_id)
+        return config_page(self.limits, configs, request)
 
     async def delete_task_push_notification_config(
         self, request: rq.DeleteTaskPushNotificationConfigRequest, call: CallContext

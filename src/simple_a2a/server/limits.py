@@ -12,7 +12,12 @@ from dataclasses import dataclass
 import pydantic_core
 
 from ..protocol import errors as e
-from ..protocol.requests import SendMessageRequest
+from ..protocol.models import TaskPushNotificationConfig
+from ..protocol.requests import (
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    SendMessageRequest,
+)
 
 
 @dataclass(frozen=True)
@@ -65,3 +70,36 @@ def check_message(limits: Limits, request: SendMessageRequest) -> None:
             size = _json_size(metadata)
             if size > limits.max_metadata_bytes:
                 raise limits.refuse("max_metadata_bytes", size, field=field)
+
+
+def check_config_count(
+    limits: Limits, existing: list[TaskPushNotificationConfig], config: TaskPushNotificationConfig
+) -> None:
+    """A new config beyond ``max_push_configs_per_task`` is refused; replacing one is not new."""
+    if len(existing) >= limits.max_push_configs_per_task and all(
+        c.id != config.id for c in existing
+    ):
+        raise limits.refuse("max_push_configs_per_task", len(existing) + 1, field="taskId")
+
+
+def _config_id(config: TaskPushNotificationConfig) -> str:
+    return config.id or ""
+
+
+def config_page(
+    limits: Limits,
+    configs: list[TaskPushNotificationConfig],
+    request: ListTaskPushNotificationConfigsRequest,
+) -> ListTaskPushNotificationConfigsResponse:
+    """One page of a task's configs by id (spec §3.1.9); a page token is the last id seen."""
+    size = request.page_size or limits.max_push_configs_per_task
+    if size < 0:
+        raise e.InvalidParamsError("pageSize must be >= 0", field="pageSize")
+    rest = sorted(configs, key=_config_id)
+    if request.page_token:
+        rest = [c for c in rest if _config_id(c) > request.page_token]
+    page = rest[:size]
+    more = len(rest) > size
+    return ListTaskPushNotificationConfigsResponse(
+        configs=page, next_page_token=_config_id(page[-1]) if more else None
+    )

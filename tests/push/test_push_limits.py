@@ -1,0 +1,62 @@
+"""Push configs bounded per task and listed in pages; creation-time URL check (#16 items 2, 12)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from push_helpers import make_server, rpc, send, settings
+
+from simple_a2a.server import Limits
+
+
+def _create(url: str, task_id: str, hook: str, config_id: str | None = None) -> dict[str, Any]:
+    params: dict[str, Any] = {"taskId": task_id, "url": hook}
+    if config_id:
+        params["id"] = config_id
+    return rpc(url, "CreateTaskPushNotificationConfig", params)
+
+
+def test_configs_per_task_capped_with_an_error_naming_the_limit(serve) -> None:  # type: ignore[no-untyped-def]
+    url = serve(make_server(limits=Limits(max_push_configs_per_task=3)).app)
+    task = send(url)["id"]
+    for i in range(3):
+        assert "result" in _create(url, task, f"http://127.0.0.1:1/hook{i}", f"c{i}")
+    refused = _create(url, task, "http://127.0.0.1:1/hook3", "c3")
+    assert refused["error"]["code"] == -32602, refused
+    assert "Limits.max_push_configs_per_task = 3" in refused["error"]["message"]
+    # replacing an existing config is not a new one
+    assert "result" in _create(url, task, "http://127.0.0.1:1/again", "c1")
+    listed = rpc(url, "ListTaskPushNotificationConfigs", {"taskId": task})["result"]
+    assert sorted(c["id"] for c in listed["configs"]) == ["c0", "c1", "c2"]
+
+
+def test_list_configs_in_pages(serve) -> None:  # type: ignore[no-untyped-def]
+    url = serve(make_server().app)
+    task = send(url)["id"]
+    for i in range(5):
+        assert "result" in _create(url, task, f"http://127.0.0.1:1/h{i}", f"c{i}")
+    seen: list[str] = []
+    token = ""
+    while True:
+        params: dict[str, Any] = {"taskId": task, "pageSize": 2}
+        if token:
+            params["pageToken"] = token
+        page = rpc(url, "ListTaskPushNotificationConfigs", params)["result"]
+        assert len(page["configs"]) <= 2
+        seen += [c["id"] for c in page["configs"]]
+        token = page.get("nextPageToken") or ""
+        if not token:
+            break
+    assert seen == ["c0", "c1", "c2", "c3", "c4"]
+
+
+def test_unresolvable_name_accepted_at_creation(serve) -> None:  # type: ignore[no-untyped-def]
+    """Split-horizon DNS and offline development: the connect-time check is the guard."""
+    url = serve(make_server(push=settings(allow_hosts=[])).app)
+    task = send(url)["id"]
+    created = _create(url, task, "http://hooks.invalid/notify")  # RFC 2606: never resolves
+    assert "result" in created, created
+    # what is certainly forbidden is still refused at creation
+    for hook in ("http://10.1.2.3/hook", "http://[::1]/hook", "http://localhost/hook"):
+        refused = _create(url, task, hook)
+        assert refused["error"]["code"] == -32602, (hook, refused)

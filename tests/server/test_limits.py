@@ -1,0 +1,221 @@
+"""Hostile input on a real server on loopback: every resource bounded, spec errors beyond
+(#16 server items 1, 3-9, 11). The limits live in :class:`simple_a2a.server.Limits`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from typing import Any
+
+import httpx
+from agents import TestAgent, make_card, user
+
+from simple_a2a.auth import BearerAuth
+from simple_a2a.server import Limits, server
+
+H = {"A2A-Version": "1.0", "Content-Type": "application/json"}
+
+
+def _entry(i: int, method: str = "ListTasks", **params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": i, "method": method, "params": params}
+
+
+def test_batch_entries_capped_nothing_run(serve) -> None:  # type: ignore[no-untyped-def]
+    url = serve(server(make_card(), TestAgent(), limits=Limits(max_batch_entries=5)).app)
+    sends = [_entry(i, "SendMessage", message=user("hi")) for i in range(6)]
+    reply = httpx.post(url, json=sends, headers=H, timeout=30).json()
+    assert reply["error"]["code"] == -32600
+    assert "Limits.max_batch_entries = 5" in reply["error"]["message"]
+    tasks = httpx.post(url, json=_entry(1), headers=H, timeout=10).json()["result"]["tasks"]
+    assert tasks == []  # refused whole: no entry ran
+    ok = httpx.post(url, json=sends[:5], headers=H, timeout=30).json()
+    assert [a["id"] for a in ok] == [0, 1, 2, 3, 4] and all("result" in a for a in ok)
+
+
+def test_batch_answer_bounded(serve) -> None:  # type: ignore[no-untyped-def]
+    url = serve(server(make_card(), TestAgent(), limits=Limits(max_batch_answer_bytes=300)).app)
+    batch = [_entry(i, "SendMessage", message=user("hi")) for i in range(6)]
+    answers = httpx.post(url, json=batch, headers=H, timeout=30).json()
+    assert len(answers) == 6
+    refused = [a for a in answers if "error" in a]
+    assert refused and all(
+        "Limits.max_batch_answer_bytes" in a["error"]["message"] for a in refused
+    )
+    assert "result" in answers[0]
+    ran = httpx.post(url, json=_entry(1), headers=H, timeout=10).json()["result"]["tasks"]
+    assert len(ran) == 6 - len(refused)  # a refused entry was not run
+
+
+async def test_batch_yields_to_other_connections() -> None:
+    """The server's own loop runs other work between the entries of one batch: a ticker on
+    that loop advances at least once per entry while one large junk batch is answered."""
+    srv = server(make_card(), TestAgent(), limits=Limits(max_batch_entries=2000))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    serving = asyncio.create_task(srv.serve(port=port, log_level="warning"))
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+            for _ in range(200):
+                with contextlib.suppress(httpx.TransportError):
+                    if (await client.get("/.well-known/agent-card.json")).status_code == 200:
+                        break
+                await asyncio.sleep(0.05)
+            junk = [{"jsonrpc": "2.0", "id": i, "method": "nope"} for i in range(2000)]
+            tick_task = asyncio.create_task(ticker())
+            before = ticks
+            answers = (await client.post("/", json=junk, headers=H)).json()
+            during = ticks - before
+            tick_task.cancel()
+        assert len(answers) == 2000 and answers[0]["error"]["code"] == -32601
+        assert during >= 2000  # one yield per entry at least
+    finally:
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
+
+
+def test_failed_notification_gets_no_reply(serve) -> None:  # type: ignore[no-untyped-def]
+    url = serve(server(make_card(), TestAgent()).app)
+    note = {"jsonrpc": "2.0", "method": "GetTask", "params": {"id": "missing"}}
+    single = httpx.post(url, json=note, headers=H, timeout=10)
+    assert single.status_code == 204 and single.content == b""  # JSON-RPC 2.0 §4.1
+    batch = httpx.post(url, json=[note, {**note, "method": "nope"}], headers=H, timeout=10)
+    assert batch.status_code == 204 and batch.content == b""
+    mixed = httpx.post(url, json=[note, {**note, "id": 7}], headers=H, timeout=10).json()
+    assert [a["id"] for a in mixed] == [7] and mixed[0]["error"]["code"] == -32001
+
+
+def test_nan_and_infinity_refused_never_echoed(serve) -> None:  # type: ignore[no-untyped-def]
+    url = serve(server(make_card(), TestAgent()).app)
+    for raw in (
+        b'{"jsonrpc":"2.0","id":1e400,"method":"ListTasks","params":{}}',
+        b'{"jsonrpc":"2.0","id":NaN,"method":"ListTasks","params":{}}',
+        b'{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":-Infinity}}',
+        b'[{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"x":[1E+999]}}]',
+    ):
+        r = httpx.post(url, content=raw, headers=H, timeout=10)
+        assert r.json()["error"]["code"] == -32700, raw
+        assert b"Infinity" not in r.content and b"NaN" not in r.content
+        assert r.json()["id"] is None
+    rest = httpx.post(
+        url + "/message:send",
+        content=b'{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"data":1e999}]}}',
+        headers=H,
+        timeout=10,
+    )
+    assert rest.status_code == 400 and b"Infinity" not in rest.content
+    # an exponent in a string is fine
+    ok = httpx.post(url, json=_entry(1, contextId="e500"), headers=H, timeout=10).json()
+    assert "result" in ok
+
+
+def test_timestamp_at_datetime_limits_is_invalid_params(serve) -> None:  # type: ignore[no-untyped-def]
+    url = serve(server(make_card(), TestAgent()).app)
+    for stamp in ("9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+23:59"):
+        rpc_reply = httpx.post(
+            url, json=_entry(1, statusTimestampAfter=stamp), headers=H, timeout=10
+        ).json()
+        assert rpc_reply["error"]["code"] == -32602, rpc_reply
+        rest = httpx.get(url + "/tasks", params={"statusTimestampAfter": stamp}, headers=H)
+        assert rest.status_code == 400, rest.text
+
+
+def test_parts_and_metadata_limits_name_the_limit(serve) -> None:  # type: ignore[no-untyped-def]
+    limits = Limits(max_parts_per_message=10, max_metadata_bytes=100)
+    url = serve(server(make_card(), TestAgent(), limits=limits).app)
+    message = user("hi")
+    message["parts"] = [{"text": "x"}] * 11
+    r = httpx.post(url, json=_entry(1, "SendMessage", message=message), headers=H).json()
+    assert r["error"]["code"] == -32602
+    assert "Limits.max_parts_per_message = 10" in r["error"]["message"]
+    for where in ("message", "part", "request"):
+        message = user("hi")
+        params: dict[str, Any] = {"message": message}
+        big = {"k": "v" * 200}
+        if where == "message":
+            message["metadata"] = big
+        elif where == "part":
+            message["parts"][0]["metadata"] = big
+        else:
+            params["metadata"] = big
+        rest = httpx.post(url + "/message:send", json=params, headers=H, timeout=10)
+        assert rest.status_code == 400, rest.text
+        assert "Limits.max_metadata_bytes = 100" in rest.text
+    tasks = httpx.post(url, json=_entry(1), headers=H, timeout=10).json()["result"]["tasks"]
+    assert tasks == []
+
+
+def test_large_body_validated_off_the_loop(serve) -> None:  # type: ignore[no-untyped-def]
+    """Above offload_validation_bytes the body is parsed and validated in a worker thread;
+    the answer is the same as on the loop."""
+    url = serve(server(make_card(), TestAgent(), limits=Limits(offload_validation_bytes=1)).app)
+    r = httpx.post(url, json=_entry(1, "SendMessage", message=user("echo hi")), headers=H)
+    assert "result" in r.json(), r.text
+    bad = httpx.post(url, json=_entry(1, "SendMessage", message={"role": 5}), headers=H).json()
+    assert bad["error"]["code"] == -32602
+
+
+def test_auth_refusal_before_the_body_is_read(serve) -> None:  # type: ignore[no-untyped-def]
+    """A 10 MB body is announced but never sent: the 401 comes without reading it."""
+    url = serve(server(make_card(), TestAgent(), auth=BearerAuth(tokens={"t": "alice"})).app)
+    host, port = url.removeprefix("http://").split(":")
+    for path in ("/", "/message:send"):
+        with socket.create_connection((host, int(port)), timeout=20) as sock:
+            sock.sendall(
+                f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {10 * 1024 * 1024}\r\n\r\n{{".encode()
+            )
+            head = sock.recv(65536)
+        assert head.startswith(b"HTTP/1.1 401"), head[:200]
+
+
+def test_card_urls_from_public_url_not_host(serve) -> None:  # type: ignore[no-untyped-def]
+    srv = server(make_card(), TestAgent(), public_url="https://agent.example.com/a2a/")
+    url = serve(srv.app)
+    card = httpx.get(url + "/.well-known/agent-card.json", headers={"Host": "evil.test"}).json()
+    urls = [i["url"] for i in card["supportedInterfaces"]]
+    assert urls and all(u.startswith("https://agent.example.com/a2a") for u in urls), urls
+    assert "evil.test" not in str(card)
+
+
+async def test_serve_bounds_concurrent_connections() -> None:
+    """run()/serve() set uvicorn's concurrency limit: idle connections past it cannot hold the
+    server, a request beyond the limit gets 503 (#16 item 11)."""
+    srv = server(make_card(), TestAgent())
+    defaults = srv.uvicorn_options()
+    assert defaults["limit_concurrency"] >= 100 and defaults["timeout_keep_alive"] <= 30
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    serving = asyncio.create_task(srv.serve(port=port, log_level="warning", limit_concurrency=3))
+    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            for _ in range(200):
+                with contextlib.suppress(httpx.TransportError):
+                    if (await client.get("/.well-known/agent-card.json")).status_code == 200:
+                        break
+                await asyncio.sleep(0.05)
+        for _ in range(3):  # slowloris: connected, never a full request
+            idle.append(await asyncio.open_connection("127.0.0.1", port))
+            idle[-1][1].write(b"POST / HTTP/1.1\r\n")
+            await idle[-1][1].drain()
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            r = await client.get("/.well-known/agent-card.json")
+        assert r.status_code == 503
+    finally:
+        for _, writer in idle:
+            writer.close()
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
