@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -15,6 +16,27 @@ from simple_a2a.auth import BearerAuth
 from simple_a2a.server import Limits, server
 
 H = {"A2A-Version": "1.0", "Content-Type": "application/json"}
+
+
+@contextlib.asynccontextmanager
+async def serving_here(srv: Any, **options: Any) -> AsyncIterator[int]:
+    """``srv.serve()`` on this test's own loop (what the server's loop does is observable)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    serving = asyncio.create_task(srv.serve(port=port, log_level="warning", **options))
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            for _ in range(200):
+                with contextlib.suppress(httpx.TransportError):
+                    if (await client.get("/.well-known/agent-card.json")).status_code == 200:
+                        break
+                await asyncio.sleep(0.05)
+        yield port
+    finally:
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
 
 
 def _entry(i: int, method: str = "ListTasks", **params: Any) -> dict[str, Any]:
@@ -51,10 +73,6 @@ async def test_batch_yields_to_other_connections() -> None:
     """The server's own loop runs other work between the entries of one batch: a ticker on
     that loop advances at least once per entry while one large junk batch is answered."""
     srv = server(make_card(), TestAgent(), limits=Limits(max_batch_entries=2000))
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    serving = asyncio.create_task(srv.serve(port=port, log_level="warning"))
     ticks = 0
 
     async def ticker() -> None:
@@ -63,25 +81,18 @@ async def test_batch_yields_to_other_connections() -> None:
             ticks += 1
             await asyncio.sleep(0)
 
-    try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-            for _ in range(200):
-                with contextlib.suppress(httpx.TransportError):
-                    if (await client.get("/.well-known/agent-card.json")).status_code == 200:
-                        break
-                await asyncio.sleep(0.05)
-            junk = [{"jsonrpc": "2.0", "id": i, "method": "nope"} for i in range(2000)]
-            tick_task = asyncio.create_task(ticker())
-            before = ticks
-            answers = (await client.post("/", json=junk, headers=H)).json()
-            during = ticks - before
-            tick_task.cancel()
-        assert len(answers) == 2000 and answers[0]["error"]["code"] == -32601
-        assert during >= 2000  # one yield per entry at least
-    finally:
-        serving.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await serving
+    async with (
+        serving_here(srv) as port,
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as client,
+    ):
+        junk = [{"jsonrpc": "2.0", "id": i, "method": "nope"} for i in range(2000)]
+        tick_task = asyncio.create_task(ticker())
+        before = ticks
+        answers = (await client.post("/", json=junk, headers=H)).json()
+        during = ticks - before
+        tick_task.cancel()
+    assert len(answers) == 2000 and answers[0]["error"]["code"] == -32601
+    assert during >= 2000  # one yield per entry at least
 
 
 def test_failed_notification_gets_no_reply(serve) -> None:  # type: ignore[no-untyped-def]
@@ -194,18 +205,8 @@ async def test_serve_bounds_concurrent_connections() -> None:
     srv = server(make_card(), TestAgent())
     defaults = srv.uvicorn_options()
     assert defaults["limit_concurrency"] >= 100 and defaults["timeout_keep_alive"] <= 30
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    serving = asyncio.create_task(srv.serve(port=port, log_level="warning", limit_concurrency=3))
     idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
-    try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
-            for _ in range(200):
-                with contextlib.suppress(httpx.TransportError):
-                    if (await client.get("/.well-known/agent-card.json")).status_code == 200:
-                        break
-                await asyncio.sleep(0.05)
+    async with serving_here(srv, limit_concurrency=3) as port:
         for _ in range(3):  # slowloris: connected, never a full request
             idle.append(await asyncio.open_connection("127.0.0.1", port))
             idle[-1][1].write(b"POST / HTTP/1.1\r\n")
@@ -213,9 +214,5 @@ async def test_serve_bounds_concurrent_connections() -> None:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
             r = await client.get("/.well-known/agent-card.json")
         assert r.status_code == 503
-    finally:
         for _, writer in idle:
             writer.close()
-        serving.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await serving

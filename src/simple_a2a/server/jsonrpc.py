@@ -83,9 +83,7 @@ class JSONRPCBinding:
         req: rpc.JSONRPCRequest | None = None
         try:
             req = rpc.parse_request(payload)
-            op = OPERATIONS_BY_METHOD.get(req.method)
-            if op is None:
-                raise e.MethodNotFoundError(f"Method not found: {req.method!r}")
+            op = _operation(req)
             call = call_context(
                 request, self.handler.card, is_v03_name=req.method in V03_METHODS, binding=JSONRPC
             )
@@ -193,9 +191,7 @@ class JSONRPCBinding:
         req: rpc.JSONRPCRequest | None = None
         try:
             req = rpc.parse_request(item)
-            op = OPERATIONS_BY_METHOD.get(req.method)
-            if op is None:
-                raise e.MethodNotFoundError(f"Method not found: {req.method!r}")
+            op = _operation(req)
             if op.streaming:
                 raise e.InvalidRequestError(
                     f"{req.method} streams its answer and cannot be part of a batch"
@@ -222,6 +218,13 @@ class JSONRPCBinding:
             media_type=media_type,
             headers=service_headers(call),
         )
+
+
+def _operation(req: rpc.JSONRPCRequest) -> Operation:
+    op = OPERATIONS_BY_METHOD.get(req.method)
+    if op is None:
+        raise e.MethodNotFoundError(f"Method not found: {req.method!r}")
+    return op
 
 
 #: a refused request's body is read only up to this size, to answer with its id
