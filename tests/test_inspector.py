@@ -62,6 +62,17 @@ def test_the_api_answers_only_its_own_page(inspector: httpx.Client) -> None:
     bare = httpx.get(str(inspector.base_url).rstrip("/") + "/api/card")
     assert bare.status_code == 403
     assert "X-A2A-Inspector" in bare.json()["error"]["message"]
+    # Another site's script would need a CORS preflight to send the header: never granted.
+    preflight = httpx.options(
+        str(inspector.base_url).rstrip("/") + "/api/send",
+        headers={
+            "Origin": "https://attacker.example",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "x-a2a-inspector, content-type",
+        },
+    )
+    assert preflight.status_code >= 400
+    assert not any(h.startswith("access-control-") for h in preflight.headers)
     # A foreign Host (DNS rebinding) is refused, page included.
     foreign = inspector.get("/", headers={"Host": "attacker.example"})
     assert foreign.status_code == 403

@@ -203,3 +203,17 @@ def test_the_page_served_by_the_agent_itself(browser: Any, serve: Any) -> None: 
     finally:
         screenshot(page, "inspector-in-agent.png")
     assert problems == []
+
+
+def test_what_the_agent_says_is_shown_as_text(browser: Any, serve: Any) -> None:  # noqa: F811
+    """Markup in an agent's answer (here echoed back) is text on the page, never HTML."""
+    from playwright.sync_api import expect
+
+    agent = serve(scripted_server().app)
+    page, problems = open_page(browser, serve(inspector_app(agent)) + "/")
+    markup = '<img src=x onerror="window.injected=1"><b>bold</b>'
+    send(page, markup, streaming=True)
+    expect(page.locator("#messages .msg.agent").last).to_contain_text(f"echo: {markup}")
+    expect(page.locator("#messages img, #messages b, #timeline img")).to_have_count(0)
+    assert page.evaluate("window.injected") is None
+    assert problems == []
