@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from push_helpers import make_server, rpc, send, settings
-
 from simple_a2a.server import Limits
+from tests.push.push_helpers import make_server, send, settings
+from tests.push.push_helpers import post_rpc as rpc
 
 
 def _create(url: str, task_id: str, hook: str, config_id: str | None = None) -> dict[str, Any]:

@@ -10,10 +10,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-from agents import TestAgent, make_card, user
 
 from simple_a2a.auth import BearerAuth
 from simple_a2a.server import Limits, server
+from tests.support import rpc
+from tests.support.agents import TestAgent, make_card, user
 
 H = {"A2A-Version": "1.0", "Content-Type": "application/json"}
 
@@ -40,7 +41,7 @@ async def serving_here(srv: Any, **options: Any) -> AsyncIterator[int]:
 
 
 def _entry(i: int, method: str = "ListTasks", **params: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": i, "method": method, "params": params}
+    return rpc(method, params, i)
 
 
 def test_batch_entries_capped_nothing_run(serve) -> None:  # type: ignore[no-untyped-def]
