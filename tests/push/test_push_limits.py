@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from starlette.requests import Request
+from starlette.responses import Response
+
 from simple_a2a.server import Limits
-from tests.push.push_helpers import make_server, send, settings
+from tests.push.push_helpers import Receiver, Steps, is_completed, make_server, send, settings
 from tests.push.push_helpers import post_rpc as rpc
 
 
@@ -60,3 +64,37 @@ def test_unresolvable_name_accepted_at_creation(serve) -> None:  # type: ignore[
     for hook in ("http://10.1.2.3/hook", "http://[::1]/hook", "http://localhost/hook"):
         refused = _create(url, task, hook)
         assert refused["error"]["code"] == -32602, (hook, refused)
+
+
+class _CountingReceiver(Receiver):
+    """Holds each notification a moment so deliveries overlap; records the most in flight."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_flight = 0
+        self.most_in_flight = 0
+
+    async def endpoint(self, request: Request) -> Response:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(0.05)  # overlap, not a timing assertion
+            return await super().endpoint(request)
+        finally:
+            self.in_flight -= 1
+
+
+def test_deliveries_in_flight_bounded(serve) -> None:  # type: ignore[no-untyped-def]
+    """Six configs on one task, two POSTs in flight at most; every config still gets its
+    terminal notification (the semaphore queues fairly, nothing starves)."""
+    receiver = _CountingReceiver()
+    hook = serve(receiver.app) + "/hook"
+    executor = Steps(n=2)
+    limits = Limits(max_concurrent_deliveries=2, max_push_configs_per_task=6)
+    url = serve(make_server(executor, limits=limits).app)
+    task = send(url)["id"]
+    for i in range(6):
+        assert "result" in _create(url, task, hook, f"c{i}")
+    executor.gate.set()
+    receiver.wait_for(lambda evs: sum(is_completed(e) for e in evs) == 6, timeout=30)
+    assert 1 <= receiver.most_in_flight <= 2

@@ -37,6 +37,11 @@ class Limits:
     max_push_configs_per_task: int = 10
     #: push notification configs one caller may have over all its tasks (above: -32602)
     max_push_configs_per_caller: int = 1_000
+    #: webhook POSTs in flight at once over all configs (below the pool of 100 connections);
+    #: the others wait their turn in arrival order (asyncio.Semaphore is FIFO)
+    max_concurrent_deliveries: int = 32
+    #: seconds a delivery may wait for a pooled connection before it counts as a failed attempt
+    delivery_pool_timeout: float = 5.0
     #: bodies larger than this are validated in a worker thread, not on the event loop
     offload_validation_bytes: int = 256 * 1024
 

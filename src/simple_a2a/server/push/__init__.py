@@ -79,6 +79,8 @@ class PushService:
             timeout=settings.timeout,
             idle_timeout=settings.idle_timeout,
             issuer=settings.issuer,
+            concurrency=handler.limits.max_concurrent_deliveries,
+            pool_timeout=handler.limits.delivery_pool_timeout,
         )
         handler.tasks.hooks.append(self.dispatcher)
         handler.push = self

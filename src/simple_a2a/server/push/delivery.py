@@ -148,8 +148,14 @@ class PushDispatcher:
         idle_timeout: float = 30.0,
         issuer: str | None = None,
         client: httpx.AsyncClient | None = None,
+        concurrency: int = 32,
+        pool_timeout: float = 5.0,
     ) -> None:
         self.storage = storage
+        #: POSTs in flight at once, below the client's pool size, waiters served in order: a
+        #: task with many configs cannot swamp the pool's bookkeeping (#16 item 2)
+        self.in_flight = asyncio.Semaphore(concurrency)
+        self.pool_timeout = pool_timeout
         self.tasks = tasks
         self.guard = guard or UrlGuard()
         self.signing = signing
@@ -172,7 +178,8 @@ class PushDispatcher:
     @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = guarded_client(self.guard, timeout=self.timeout)
+            timeout = httpx.Timeout(self.timeout, pool=self.pool_timeout)
+            self._client = guarded_client(self.guard, timeout=timeout)
         return self._client
 
     # -- lifecycle --
@@ -450,9 +457,10 @@ class PushDispatcher:
 
     async def _post(self, config: TaskPushNotificationConfig, body: bytes) -> None:
         try:
-            response = await self.client.post(
-                config.url, content=body, headers=self.headers(config, body)
-            )
+            async with self.in_flight:
+                response = await self.client.post(
+                    config.url, content=body, headers=self.headers(config, body)
+                )
         except UrlRefused as exc:
             raise _Failure(exc.reason, retry=False, permanent=True) from None
         except httpx.TimeoutException as exc:

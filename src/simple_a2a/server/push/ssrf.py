@@ -255,7 +255,9 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
         )
 
 
-def guarded_client(guard: UrlGuard, *, timeout: float = 10.0, **options: Any) -> httpx.AsyncClient:
+def guarded_client(
+    guard: UrlGuard, *, timeout: float | httpx.Timeout = 10.0, **options: Any
+) -> httpx.AsyncClient:
     """An ``httpx.AsyncClient`` for webhooks: guarded, no env proxies, no redirects."""
     return httpx.AsyncClient(
         transport=GuardedTransport(guard),
