@@ -268,8 +268,8 @@ def test_the_inspector_inside_an_agent(serve: Any) -> None:
     from starlette.applications import Starlette
     from starlette.routing import Mount
 
-    from cli_agent import Scripted
     from simple_a2a.server import server
+    from tests.cli_agent import Scripted
 
     card = scripted_server().card
     off = serve(server(card, Scripted()).app)

@@ -188,8 +188,8 @@ def test_the_page_served_by_the_agent_itself(browser: Any, serve: Any) -> None: 
     """``server(..., inspector=True)``: the same page at /inspector/ of the agent."""
     from playwright.sync_api import expect
 
-    from cli_agent import Scripted
     from simple_a2a.server import server
+    from tests.cli_agent import Scripted
 
     agent = serve(server(scripted_server().card, Scripted(), inspector=True).app)
     page, problems = open_page(browser, agent + "/inspector")  # redirected to /inspector/
