@@ -275,3 +275,29 @@ async def test_an_unreachable_issuer_is_a_server_error(issuer: Issuer) -> None:
     finally:
         issuer.fail = False
     assert (await auth.verify(issuer.token())).identity == "alice"
+
+
+async def test_owners_namespaced_by_scheme_on_a_multi_scheme_server() -> None:
+    """A bearer token for "alice" and an API key held by "alice" do not share tasks by default
+    (#16 item 10); ``owner_of`` joins them on purpose."""
+    bearer = BearerAuth(tokens={"t": "alice"})
+    apikey = APIKeyAuth(keys={"k": "alice"})
+    as_bearer, as_key = {"Authorization": "Bearer t"}, {"X-API-Key": "k"}
+    with serve_agent(AuthPolicy([bearer, apikey])) as url:
+        async with connect(url, as_bearer) as client:
+            sent = await adapter("JSONRPC", client).call("SendMessage", {"message": user("hi")})
+        task_id = sent.result["task"]["id"]
+        async with connect(url, as_key) as client:
+            out = await adapter("JSONRPC", client).call("GetTask", {"id": task_id})
+            assert out.reason == "TASK_NOT_FOUND"
+            listed = await adapter("JSONRPC", client).call("ListTasks", {})
+            assert listed.result["tasks"] == []
+    joined = AuthPolicy([bearer, apikey], owner_of=lambda caller: caller.identity)
+    with serve_agent(joined) as url:
+        async with connect(url, as_bearer) as client:
+            sent = await adapter("JSONRPC", client).call("SendMessage", {"message": user("hi")})
+        async with connect(url, as_key) as client:
+            out = await adapter("JSONRPC", client).call(
+                "GetTask", {"id": sent.result["task"]["id"]}
+            )
+            assert out.ok

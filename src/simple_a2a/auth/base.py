@@ -197,9 +197,14 @@ class AuthPolicy:
                 found[name] = caller
         for req in self.requirements:
             if all(name in found for name in req):
-                caller = found[next(iter(req))]
+                name = next(iter(req))
+                caller = found[name]
                 if self.owner_of is not None:
                     caller = dataclasses.replace(caller, owner=self.owner_of(caller))
+                elif len(self.authenticators) > 1 and caller.owner is None:
+                    # several schemes: a JWT ``sub`` "alice" and an API key held by "alice" are
+                    # different callers unless owner_of says otherwise (#16 item 10)
+                    caller = dataclasses.replace(caller, owner=f"{name}:{caller.identity}")
                 return caller
         schemes = " or ".join(" and ".join(req) for req in self.requirements)
         if refused:
