@@ -55,6 +55,7 @@ from .push import PushService, PushSettings
 from .push.signing import SigningKeys
 from .rest import RESTBinding, error_response
 from .retention import RetentionSweeper
+from .serving import run_uvicorn, serve_uvicorn
 from .telemetry import instrument_server
 
 log = logging.getLogger("simple_a2a.server")
@@ -383,20 +384,17 @@ class A2AServer:
         return await serve_grpc(self, host, port, **options)
 
     def run(self, host: str = "127.0.0.1", port: int = 9292, **uvicorn_options: Any) -> None:
-        """Serve with uvicorn until interrupted (blocks); see :meth:`uvicorn_options`."""
-        import uvicorn
-
-        uvicorn.run(self.app, host=host, port=port, **self.uvicorn_options(**uvicorn_options))
+        """Serve with uvicorn until interrupted (blocks); see :meth:`uvicorn_options`. Stopping
+        ends open streams at once, then lets running tasks finish within ``shutdown_grace``
+        (``serving.py``)."""
+        run_uvicorn(self.app, host, port, **self.uvicorn_options(**uvicorn_options))
 
     async def serve(
         self, host: str = "127.0.0.1", port: int = 9292, **uvicorn_options: Any
     ) -> None:
-        """Serve with uvicorn inside a running event loop; see :meth:`uvicorn_options`."""
-        import uvicorn
-
-        options = self.uvicorn_options(**uvicorn_options)
-        config = uvicorn.Config(self.app, host=host, port=port, **options)
-        await uvicorn.Server(config).serve()
+        """Serve with uvicorn inside a running event loop; see :meth:`uvicorn_options` (stopping
+        as :meth:`run` does)."""
+        await serve_uvicorn(self.app, host, port, **self.uvicorn_options(**uvicorn_options))
 
     def uvicorn_options(self, **overrides: Any) -> dict[str, Any]:
         """uvicorn's settings for :meth:`run` / :meth:`serve`, ``overrides`` winning: a bounded

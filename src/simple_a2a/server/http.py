@@ -208,6 +208,24 @@ def service_headers(call: CallContext | None) -> dict[str, str]:
     return headers
 
 
+#: The asyncio tasks sending an SSE body now, and those of them that ``close_streams`` ends.
+_STREAMING: set[asyncio.Task[Any]] = set()
+_CLOSING: set[asyncio.Task[Any]] = set()
+
+
+def close_streams() -> int:
+    """End every SSE stream this event loop is sending, cleanly: the response ends as if the
+    events ran out (a client resumes elsewhere with ``Last-Event-ID``; ours does). Called when
+    the server stops, before uvicorn waits for open responses (an SSE stream never ends by
+    itself). Returns how many streams were closed."""
+    loop = asyncio.get_running_loop()
+    closing = [task for task in _STREAMING if task.get_loop() is loop and not task.done()]
+    for task in closing:
+        _CLOSING.add(task)
+        task.cancel()
+    return len(closing)
+
+
 def sse_response(
     items: AsyncIterator[StreamItem],
     render: Callable[[StreamItem], bytes],
@@ -216,16 +234,27 @@ def sse_response(
     """An SSE stream: one event per item, ``id:`` = sequence number, comments as keep-alive."""
 
     async def body() -> AsyncIterator[bytes]:
+        me = asyncio.current_task()
+        if me is not None:
+            _STREAMING.add(me)
         try:
             async for item in items:
                 if item.event is None:
                     yield sse.KEEPALIVE
                 else:
                     yield sse.frame(render(item), item.seq)
+        except asyncio.CancelledError:
+            if me not in _CLOSING:
+                raise
+            if hasattr(me, "uncancel"):  # Python 3.11+: this cancellation is handled
+                me.uncancel()
         except e.A2AError:
             raise
         except Exception:
             log.exception("stream failed")
+        finally:
+            _STREAMING.discard(me)
+            _CLOSING.discard(me)
 
     return StreamingResponse(
         body(),

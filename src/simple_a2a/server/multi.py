@@ -24,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 from ..protocol.rest import RouteNotFoundError
 from .app import EXACT_MOUNT, A2AServer, server
 from .http import json_bytes
+from .serving import run_uvicorn
 
 AgentSpec = A2AServer | Mapping[str, Any]
 
@@ -109,12 +110,10 @@ class MultiServer:
             await send({"type": "lifespan.shutdown.complete"})
 
     def run(self, host: str = "127.0.0.1", port: int = 9292, **uvicorn_options: Any) -> None:
-        """Serve every agent with uvicorn until interrupted (blocks)."""
-        import uvicorn
-
+        """Serve every agent with uvicorn until interrupted (blocks); see ``A2AServer.run``."""
         uvicorn_options.setdefault("timeout_graceful_shutdown", int(self.shutdown_grace) + 1)
         uvicorn_options.setdefault("log_level", "info")
-        uvicorn.run(self, host=host, port=port, **uvicorn_options)
+        run_uvicorn(self, host, port, **uvicorn_options)
 
 
 def multi_server(agents: Mapping[str, AgentSpec], **options: Any) -> MultiServer:
