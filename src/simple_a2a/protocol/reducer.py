@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from .models import (
     FINAL_STATES,
-    TERMINAL_STATES,
     Artifact,
     Message,
     Part,
@@ -20,7 +19,7 @@ from .models import (
     TaskStatusUpdateEvent,
 )
 from .requests import StreamResponse
-from .states import InvalidTransitionError, check_transition
+from .states import check_artifact, check_transition
 
 
 def apply_status(task: Task, status: TaskStatus, *, check: bool = True) -> Task:
@@ -39,8 +38,8 @@ def apply_status(task: Task, status: TaskStatus, *, check: bool = True) -> Task:
 
 def apply_artifact(task: Task, event: TaskArtifactUpdateEvent, *, check: bool = True) -> Task:
     """Add, replace or extend (``append``) the artifact with the event's artifact id."""
-    if check and task.status.state in TERMINAL_STATES:
-        raise InvalidTransitionError(task.status.state, TaskState.WORKING)
+    if check:
+        check_artifact(task.status.state)
     incoming = event.artifact
     artifacts = list(task.artifacts)
     for index, existing in enumerate(artifacts):

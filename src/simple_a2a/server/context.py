@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..auth.caller import Caller as Caller
 from ..protocol._base import trusted
 from ..protocol.models import (
-    TERMINAL_STATES,
     Artifact,
     Message,
     Part,
@@ -35,7 +34,7 @@ from ..protocol.models import (
     trusted_status,
 )
 from ..protocol.requests import StreamResponse
-from ..protocol.states import InvalidTransitionError
+from ..protocol.states import TaskAnsweredError, TaskTerminalError
 
 if TYPE_CHECKING:
     from .tasks import TaskManager
@@ -261,12 +260,11 @@ class TaskHandle:
 
     async def record(self, event: StreamResponse) -> None:
         if self.reply_message is not None and not self._committed:
-            # a direct reply was the answer: the task no longer exists
-            raise InvalidTransitionError(TaskState.COMPLETED, TaskState.WORKING)
+            raise TaskAnsweredError()  # a direct reply was the answer: the task is gone
         self._committed = True
         try:
             self._task, _seq = await self._manager.record(self._task.id, event)
-        except InvalidTransitionError:
+        except TaskTerminalError:
             # Someone else ended the task (e.g. a CancelTask served by another replica):
             # learn its real state, so the executor sees it and stops cleanly.
             stored = await self._manager.get(self._task.id)
@@ -281,8 +279,6 @@ class TaskHandle:
 
     async def _set_state(self, state: TaskState, message: MessageLike | None) -> None:
         msg = _as_message(message, self._task)
-        if self._task.status.state in TERMINAL_STATES:
-            raise InvalidTransitionError(self._task.status.state, state)
         build = _build(self._task)
         await self.record(
             build(
@@ -297,8 +293,6 @@ class TaskHandle:
         )
 
     async def _artifact(self, artifact: Artifact, append: bool, last_chunk: bool) -> None:
-        if self._task.status.state in TERMINAL_STATES:
-            raise InvalidTransitionError(self._task.status.state, TaskState.WORKING)
         build = _build(self._task)
         await self.record(
             build(
@@ -317,8 +311,7 @@ class TaskHandle:
     async def _finish(
         self, state: TaskState, artifacts: list[Artifact], message: MessageLike | None
     ) -> None:
-        if self._task.status.state in TERMINAL_STATES:
-            raise InvalidTransitionError(self._task.status.state, state)
+        # No pre-check: the state machine (protocol/states.py) refuses, through the record.
         for artifact in artifacts:
             await self._artifact(artifact, False, False)
         await self._set_state(state, message)

@@ -27,8 +27,9 @@ from typing import Any
 
 import anyio.to_thread
 
-from ..protocol.models import FINAL_STATES, TERMINAL_STATES, Artifact, Message, new_id
-from ..protocol.states import InvalidTransitionError
+from ..protocol import states
+from ..protocol.models import Artifact, Message, new_id
+from ..protocol.states import TaskStateError
 from .context import RequestContext, _as_artifacts
 
 log = logging.getLogger("simple_a2a.server")
@@ -97,7 +98,7 @@ async def _stream_chunks(ctx: RequestContext, chunks: AsyncIterator[Any]) -> Non
             await ctx.emit_artifact(pending, append=sent > 0)
             sent += 1
         pending = _as_artifacts(chunk)[0].model_copy(update={"artifact_id": artifact_id})
-    if pending is not None and ctx.state not in TERMINAL_STATES:
+    if pending is not None and ctx.state not in states.TERMINAL:  # e.g. canceled meanwhile
         await ctx.emit_artifact(pending, append=sent > 0, last_chunk=True)
 
 
@@ -106,8 +107,6 @@ async def _apply_result(ctx: RequestContext, result: Any) -> None:
         await ctx.reply(result)
         return
     if result is not None and not isinstance(result, bool):
-        if ctx.state in TERMINAL_STATES:
-            raise InvalidTransitionError(ctx.state, ctx.state)
         for artifact in _as_artifacts(result):
             await ctx.emit_artifact(artifact)
 
@@ -121,22 +120,22 @@ async def run_executor(
             target = executor.fn if isinstance(executor, FunctionExecutor) else executor.execute
             result = await _call_maybe_async(target, ctx)
             if inspect.isasyncgen(result):
-                await ctx.start() if ctx.state not in FINAL_STATES else None
+                await ctx.start() if states.is_open(ctx.state) else None
                 await _stream_chunks(ctx, result)
             else:
                 await _apply_result(ctx, result)
         if ctx.reply_message is not None and not ctx.committed:
             return
-        if ctx.cancelled.is_set() and ctx.state not in TERMINAL_STATES:
+        if ctx.cancelled.is_set() and ctx.state not in states.TERMINAL:
             await ctx.cancel()
-        elif ctx.state not in FINAL_STATES and not ctx.detached:
+        elif states.is_open(ctx.state) and not ctx.detached:
             await ctx.complete()
     except TimeoutError:
         await _fail_safely(ctx, TIMEOUT_MESSAGE)
     except asyncio.CancelledError:
         await _fail_safely(ctx, None, canceled=True)
         raise
-    except InvalidTransitionError as exc:
+    except TaskStateError as exc:
         log.warning("executor for task %s: %s", ctx.task_id, exc)
         await _fail_safely(ctx, FAILURE_MESSAGE)
     except Exception:
@@ -147,8 +146,8 @@ async def run_executor(
 
 
 async def _fail_safely(ctx: RequestContext, message: str | None, canceled: bool = False) -> None:
-    if ctx.state in TERMINAL_STATES:
-        return
+    if ctx.state in states.TERMINAL or (ctx.reply_message is not None and not ctx.committed):
+        return  # ended already, or answered by a direct reply: no task to fail
     try:
         if canceled or ctx.cancelled.is_set():
             await asyncio.shield(ctx.cancel(message))

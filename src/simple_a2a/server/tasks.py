@@ -123,7 +123,8 @@ class TaskManager:
     async def record(self, task_id: str, event: StreamResponse) -> tuple[Task, int]:
         """Apply an event to the task and log it; returns the new task and the event's seq.
 
-        Raises :class:`~simple_a2a.protocol.states.InvalidTransitionError` for an illegal change
+        Raises :class:`~simple_a2a.protocol.states.InvalidTransitionError` (or its
+        :class:`~simple_a2a.protocol.states.TaskTerminalError`) for an illegal change
         (nothing is written then). Retries when another writer changed the task meanwhile.
         """
         async with self._lock(task_id):
