@@ -35,7 +35,7 @@ CARD = AgentCard(
 
 
 def storage_for(folder: Path) -> str:
-    """The embedded persistent default (SQLite) when this build has it, else memory."""
+    """SQLite (embedded, persistent) when this build has it, else memory."""
     try:
         import simple_a2a.storage.sqlite  # noqa: F401
     except ImportError:

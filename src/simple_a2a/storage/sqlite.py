@@ -1,4 +1,5 @@
-"""SQLite storage: the embedded, persistent default (stdlib :mod:`sqlite3`, no dependency).
+"""SQLite storage: embedded and persistent (stdlib :mod:`sqlite3`, no dependency); not the
+default of ``server()`` (memory is), the store to pass for tasks that survive a restart.
 
 Threads. The stdlib driver blocks, so no statement runs on the event loop:
 
