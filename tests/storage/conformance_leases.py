@@ -144,3 +144,28 @@ class LeaseConformance:
         assert await leases.ended("a") == ["canceled", "done"]
         assert await leases.ended("b") == ["theirs"]
         assert await leases.ended("nobody") == []
+
+    async def test_unleased_lists_old_active_tasks_without_a_lease(self, storage: Storage) -> None:
+        from simple_a2a.protocol.models import TaskState
+
+        from .conformance import make_task
+
+        now = datetime.now(timezone.utc)
+        old, older, fresh = now - timedelta(seconds=60), now - timedelta(seconds=90), now
+        for task_id, state, ts in (
+            ("orphan", TaskState.WORKING, old),
+            ("older-orphan", TaskState.SUBMITTED, older),
+            ("leased", TaskState.WORKING, old),
+            ("young", TaskState.WORKING, fresh),
+            ("asks", TaskState.INPUT_REQUIRED, old),
+            ("done", TaskState.COMPLETED, old),
+        ):
+            await storage.tasks.create(make_task(task_id, state=state, ts=ts))
+        leases = _leases(storage)
+        assert await leases.acquire("task", "leased", "a", 30)
+        assert await leases.acquire("push", "orphan", "a", 30)  # another kind: no cover
+        assert await leases.unleased(30) == ["older-orphan", "orphan"]
+        assert await leases.unleased(30, limit=1) == ["older-orphan"]
+        assert await leases.unleased(120) == []
+        assert await leases.acquire("task", "orphan", "b", 30)
+        assert await leases.unleased(30) == ["older-orphan"]

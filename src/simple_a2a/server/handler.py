@@ -307,7 +307,7 @@ class RequestHandler:
             metadata=request.metadata,
         )
         if self.leases is not None:
-            await self.leases.acquire(task_id)  # a fresh id: always free
+            self.leases.register(task_id)  # leased once it has run a moment
         try:
             await self.tasks.create(task, owner=call.owner)
         except Exception as exc:
@@ -342,7 +342,7 @@ class RequestHandler:
             )
         if task.id in self._executions:
             raise _busy(task.id)
-        joins_local_work = rule is FollowUp.JOIN and self.leases and task.id in self.leases.held
+        joins_local_work = rule is FollowUp.JOIN and self.leases and self.leases.holds(task.id)
         if self.leases is not None and not joins_local_work:
             # (A message joining detached work of this replica shares that work's lease; one
             # for work running on another replica is refused as busy by the claim.)

@@ -14,8 +14,10 @@ every ``scan_interval`` = 2.5 s, so a dead replica's task is recovered within ab
 that it lost a lease (it stalled longer than ``ttl`` and another took the task over) stops its
 executor without writing anything more to the task.
 
-Tasks with no lease at all while ``submitted``/``working`` were left by a version without leases
-(or written by hand): they are adopted at startup (:meth:`LeaseKeeper.adopt_orphans`).
+A task is leased only once it has run for ``claim_after`` (0.5 s): most tasks end sooner and
+never touch the lease table. The scan also takes over ``submitted``/``working`` tasks with no
+lease whose status is older than ``ttl`` — their replica died before leasing them (or they
+predate leases).
 
 The scan also notices tasks this replica runs that ended elsewhere — a CancelTask served by
 another replica — every ``watch_interval`` (0.5 s): ``ctx.cancelled`` fires and the executor's
@@ -84,6 +86,10 @@ class LeaseKeeper:
         self.scan_interval = scan_interval
         self.watch_interval = watch_interval
         self.held: set[str] = set()
+        #: tasks started here and not leased yet (task id -> loop time): a task that ends
+        #: within ``claim_after`` seconds never touches the lease table (most of them)
+        self.young: dict[str, float] = {}
+        self.claim_after = min(0.5, ttl / 4)
         #: returns False when the recovery did not succeed (it is then not counted)
         self.recover: Callable[[str], Awaitable[bool | None]] | None = None
         self.lost: Callable[[str], None] | None = None
@@ -91,10 +97,20 @@ class LeaseKeeper:
         self.on_ended: Callable[[str], Awaitable[None]] | None = None
         self._loops: list[asyncio.Task[None]] = []
 
+    def holds(self, task_id: str) -> bool:
+        """This replica runs it (leased, or too young to be leased yet)."""
+        return task_id in self.held or task_id in self.young
+
+    def register(self, task_id: str) -> None:
+        """A task this replica just created: leased only if it still runs after
+        ``claim_after`` (:meth:`claim_young`). Until then no other replica touches it: the
+        recovery scan only takes unleased tasks whose status is older than ``ttl``."""
+        self.young[task_id] = asyncio.get_running_loop().time()
+
     async def acquire(self, task_id: str) -> bool:
         """Take the lease for this replica; False if another replica, or another user in this
         one, holds it (never two executors on one task, two workers on one push config)."""
-        if task_id in self.held:
+        if self.holds(task_id):
             return False
         self.held.add(task_id)  # before the await: a concurrent local caller sees it taken
         try:
@@ -111,6 +127,8 @@ class LeaseKeeper:
         self.held.add(task_id)
 
     async def release(self, task_id: str) -> None:
+        if self.young.pop(task_id, None) is not None:
+            return  # never leased: nothing stored
         if task_id not in self.held:
             return
         self.held.discard(task_id)
@@ -126,6 +144,7 @@ class LeaseKeeper:
             return
         loop = asyncio.get_running_loop()
         self._loops.append(loop.create_task(self._every(self.ttl / 3, self.heartbeat)))
+        self._loops.append(loop.create_task(self._every(self.claim_after, self.claim_young)))
         if scan:
             self._loops.append(loop.create_task(self._every(self.scan_interval, self.scan)))
         if self.ended is not None and self.watch_interval > 0:
@@ -162,9 +181,34 @@ class LeaseKeeper:
                 if self.lost is not None:
                     self.lost(task_id)
 
+    async def claim_young(self) -> None:
+        """Lease the tasks that have run here for ``claim_after`` seconds."""
+        now = asyncio.get_running_loop().time()
+        for task_id, since in list(self.young.items()):
+            if now - since < self.claim_after or self.young.get(task_id) != since:
+                continue
+            del self.young[task_id]
+            self.held.add(task_id)  # a release from now on lets the stored lease go
+            if not await self.store.acquire(self.kind, task_id, self.owner, self.ttl):
+                # Taken for an orphan by another replica: this replica stalled for longer than
+                # the lease ttl. That replica owns the task now; stop ours.
+                self.held.discard(task_id)
+                log.error("task %s was taken over before it was leased; stopping", task_id)
+                if self.lost is not None:
+                    self.lost(task_id)
+
     async def scan(self) -> int:
-        """Take over tasks whose lease expired (their replica died); returns how many."""
+        """Take over tasks whose lease expired (their replica died), and active tasks with no
+        lease whose status is older than ``ttl`` (their replica died before leasing them, or
+        they predate leases); returns how many."""
         taken = 0
+        if self.kind == "task":
+            for task_id in await self.store.unleased(self.ttl):
+                if not self.holds(task_id) and await self.store.acquire(
+                    self.kind, task_id, self.owner, self.ttl
+                ):
+                    log.warning("task %s has no live replica; taking over", task_id)
+                    taken += await self._recover(task_id)
         for lease in await self.store.expired(self.kind):
             if lease.key in self.held:
                 continue  # ours, merely late: the heartbeat renews it
@@ -178,17 +222,6 @@ class LeaseKeeper:
             )
             taken += await self._recover(lease.key)
         return taken
-
-    async def adopt_orphans(self, task_ids: list[str]) -> int:
-        """Recover ``submitted``/``working`` tasks that have no lease at all (left by a version
-        without leases); a task that has one belongs to its holder or to the scan."""
-        adopted = 0
-        for task_id in task_ids:
-            if task_id in self.held or await self.store.get(self.kind, task_id) is not None:
-                continue
-            if await self.store.acquire(self.kind, task_id, self.owner, self.ttl):
-                adopted += await self._recover(task_id)
-        return adopted
 
     async def _recover(self, task_id: str) -> bool:
         """Recover a key just taken over; True if that worked (counted by the callers)."""
@@ -287,7 +320,7 @@ def attach_leases(
 
     async def release_when_final(task_id: str, seq: int, event: StreamResponse, task: Task) -> None:
         # A detached task keeps its lease after its runner returned, until it ends.
-        if task_id in leases.held and task_id not in executions and is_final_event(event):
+        if leases.holds(task_id) and task_id not in executions and is_final_event(event):
             await leases.release(task_id)
 
     leases.recover = handler.recover_task

@@ -27,15 +27,14 @@ async def recover(handler: RequestHandler) -> int:
     handed back to it (``ctx.resumed``). Returns how many tasks were recovered now.
 
     With leases (every shipped storage) this is safe in any number of processes at once:
-    it adopts tasks that have no lease at all (left by a version without leases) and takes
-    over those whose lease expired; a task whose replica is alive is left alone, and the
-    lease scan (:mod:`.leases`) keeps recovering as replicas die. Without leases (a custom
+    it is one lease scan (:mod:`.leases`): it takes over the tasks whose lease expired and
+    the unleased ones older than the lease ttl; a task whose replica is alive is left alone, and
+    the scan keeps recovering as replicas die. Without leases (a custom
     storage) every active task is taken for an orphan: run it in one process only.
     """
-    active = await handler.storage.tasks.active_tasks()
     if handler.leases is not None:
-        orphans = await handler.leases.adopt_orphans([stored.task.id for stored in active])
-        return orphans + await handler.leases.scan()
+        return await handler.leases.scan()
+    active = await handler.storage.tasks.active_tasks()
     recovered = 0
     for stored in active:
         if stored.task.id not in handler._executions and await recover_stored(handler, stored):

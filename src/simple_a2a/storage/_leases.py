@@ -63,6 +63,14 @@ _ENDED = (
 )
 
 
+#: Active tasks without a task lease, status older than ``$1`` (served by the state index).
+_UNLEASED = (
+    "SELECT t.id FROM tasks t WHERE t.state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')"
+    " AND t.ts < $1 AND NOT EXISTS"
+    " (SELECT 1 FROM leases l WHERE l.kind = 'task' AND l.key = t.id) ORDER BY t.ts LIMIT $2"
+)
+
+
 def _check(kind: str, ttl: float) -> None:
     if kind not in ("task", "push"):
         raise ValueError(f"unknown lease kind {kind!r}")
@@ -82,9 +90,14 @@ class MemoryLeaseStore(LeaseStore):
     """Leases in a dict: they coordinate the tasks of this process only (memory storage is not
     shared anyway)."""
 
-    def __init__(self, states: Callable[[str], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        states: Callable[[str], str | None] | None = None,
+        active: Callable[[float], builtins.list[str]] | None = None,
+    ) -> None:
         self._leases: dict[tuple[str, str], tuple[str, float]] = {}
         self._states = states  # task id -> its state (the memory task store's rows)
+        self._active = active  # status older than (epoch s) -> active task ids, oldest first
 
     async def acquire(self, kind: LeaseKind, key: str, owner: str, ttl: float) -> bool:
         _check(kind, ttl)
@@ -132,6 +145,12 @@ class MemoryLeaseStore(LeaseStore):
             Lease(kind, key, owner, datetime.fromtimestamp(until, timezone.utc))
             for until, key, owner in found[:limit]
         ]
+
+    async def unleased(self, older_than: float, limit: int = 100) -> builtins.list[str]:
+        if self._active is None:
+            return []
+        found = self._active(time.time() - older_than)
+        return [t for t in found if ("task", t) not in self._leases][:limit]
 
     async def ended(self, owner: str) -> builtins.list[str]:
         states = self._states
@@ -216,6 +235,13 @@ class SQLiteLeaseStore(LeaseStore):
 
         return [_lease(row, from_micros) for row in await self._db.read(run)]
 
+    async def unleased(self, older_than: float, limit: int = 100) -> builtins.list[str]:
+        def run(conn: sqlite3.Connection) -> builtins.list[Any]:
+            sql = _UNLEASED.replace("$1", "?").replace("$2", "?")
+            return conn.execute(sql, (_micros_now() - int(older_than * 1e6), limit)).fetchall()
+
+        return [row[0] for row in await self._db.read(run)]
+
     async def ended(self, owner: str) -> builtins.list[str]:
         def run(conn: sqlite3.Connection) -> builtins.list[Any]:
             return conn.execute(_ENDED.replace("$1", "?"), (owner,)).fetchall()
@@ -241,6 +267,11 @@ class PostgresLeaseStore(LeaseStore):
         self._release = f"DELETE FROM {t} WHERE kind = $1 AND key = $2 AND owner = $3"
         self._get = f"SELECT kind, key, owner, expires_at FROM {t} WHERE kind = $1 AND key = $2"
         self._ended = _ENDED.replace("leases", t).replace("tasks", f"{db.s}.tasks")
+        self._unleased = (
+            _UNLEASED.replace("leases", t)
+            .replace("tasks", f"{db.s}.tasks")
+            .replace("t.ts < $1", "t.ts < clock_timestamp() - $1 * interval '1 second'")
+        )
         self._expired = (
             f"SELECT kind, key, owner, expires_at FROM {t}"
             " WHERE kind = $1 AND expires_at <= clock_timestamp() ORDER BY expires_at LIMIT $2"
@@ -274,6 +305,10 @@ class PostgresLeaseStore(LeaseStore):
 
     async def ended(self, owner: str) -> builtins.list[str]:
         return [row[0] for row in await self._db.pool.fetch(self._ended, owner)]
+
+    async def unleased(self, older_than: float, limit: int = 100) -> builtins.list[str]:
+        rows = await self._db.pool.fetch(self._unleased, float(older_than), limit)
+        return [row[0] for row in rows]
 
 
 def _utc(value: datetime) -> datetime:

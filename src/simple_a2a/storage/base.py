@@ -338,6 +338,13 @@ class LeaseStore(abc.ABC):
         """Leases of ``kind`` past their expiry, oldest first (what a recovery scan takes over)."""
 
     @abc.abstractmethod
+    async def unleased(self, older_than: float, limit: int = 100) -> builtins.list[str]:
+        """Tasks ``submitted``/``working`` with no ``task`` lease whose status is older than
+        ``older_than`` seconds, oldest first: left by a process that died before it took a
+        lease (a process leases a task only once it has run a moment), or by a version without
+        leases. Status timestamps are the writers' clocks; ``older_than`` absorbs their skew."""
+
+    @abc.abstractmethod
     async def ended(self, owner: str) -> builtins.list[str]:
         """The tasks whose ``task`` lease ``owner`` holds but which are in a terminal state
         (ended by another process: a cancel served by another replica). One query."""

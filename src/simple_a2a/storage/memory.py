@@ -14,7 +14,7 @@ from datetime import datetime
 from ..protocol.models import Task, TaskPushNotificationConfig
 from ..protocol.reducer import is_final_event
 from ..protocol.requests import StreamResponse
-from ._common import order_key, to_micros, utc_ms
+from ._common import ACTIVE_STATES, order_key, to_micros, utc_ms
 from ._leases import MemoryLeaseStore
 from .base import (
     ANY_OWNER,
@@ -117,6 +117,13 @@ class MemoryTaskStore(TaskStore):
         self._per_owner[owner] += 1
         self._keep_hot(task.id, task)
         return 1
+
+    def active_before(self, epoch_seconds: float) -> builtins.list[str]:
+        """Submitted or working tasks whose status is older than that, oldest first."""
+        limit = int(epoch_seconds * 1000)
+        found = [(row[4], tid) for tid, row in self._rows.items()
+                 if row[3] in ACTIVE_STATES and row[4] < limit]  # fmt: skip
+        return [tid for _, tid in sorted(found)]
 
     def state_of(self, task_id: str) -> str | None:
         """The stored state of a task (None if absent), without decoding it."""
@@ -400,4 +407,6 @@ class MemoryStorage(Storage):
         self.push_configs = MemoryPushConfigStore()
         self.push_cursors: PushCursorStore | None = MemoryPushCursorStore()
         #: in-process leases: memory storage serves one process, so they coordinate only it
-        self.leases: LeaseStore | None = MemoryLeaseStore(self.tasks.state_of)
+        self.leases: LeaseStore | None = MemoryLeaseStore(
+            self.tasks.state_of, self.tasks.active_before
+        )
