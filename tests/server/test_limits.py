@@ -217,3 +217,16 @@ async def test_serve_bounds_concurrent_connections() -> None:
         assert r.status_code == 503
         for _, writer in idle:
             writer.close()
+
+
+def test_last_event_id_beyond_int64_refused(serve, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Refused as invalid params, on SQLite as in memory; never a silently ended stream."""
+    for storage in (None, f"sqlite:///{tmp_path / 'tasks.db'}"):
+        url = serve(server(make_card(streaming=True), TestAgent(), storage=storage).app)
+        sent = httpx.post(url, json=_entry(1, "SendMessage", message=user("hi")), headers=H)
+        task_id = sent.json()["result"]["task"]["id"]
+        huge = {**H, "Last-Event-ID": str(2**63)}
+        r = httpx.post(url, json=_entry(2, "SubscribeToTask", id=task_id), headers=huge)
+        assert r.json()["error"]["code"] == -32602, r.text
+        rest = httpx.get(f"{url}/tasks/{task_id}:subscribe", headers=huge)
+        assert rest.status_code == 400 and "Last-Event-ID" in rest.text
