@@ -50,7 +50,7 @@ from .handler import ExtendedCardProvider, RequestHandler
 from .http import CURRENT_REQUEST, DEFAULT_MAX_BODY, JSON, response_media_type, route_path
 from .jsonrpc import JSONRPCBinding
 from .leases import DEFAULT_LEASE_TTL, DEFAULT_SCAN_INTERVAL, LeaseKeeper, attach_leases
-from .limits import DEFAULT_CONCURRENCY, DEFAULT_LIMITS, Limits
+from .limits import DEFAULT_LIMITS, Limits, uvicorn_options
 from .push import PushService, PushSettings
 from .push.signing import SigningKeys
 from .rest import RESTBinding, error_response
@@ -397,20 +397,8 @@ class A2AServer:
         await serve_uvicorn(self.app, host, port, **self.uvicorn_options(**uvicorn_options))
 
     def uvicorn_options(self, **overrides: Any) -> dict[str, Any]:
-        """uvicorn's settings for :meth:`run` / :meth:`serve`, ``overrides`` winning: a bounded
-        number of concurrent connections (beyond it: 503), idle keep-alive connections closed
-        after 5 s, headers of at most 64 KiB. uvicorn has no header-read or body timeout: put a
-        reverse proxy with both in front of any public deployment (docs/security.md)."""
-        options: dict[str, Any] = {
-            "timeout_graceful_shutdown": int(self.shutdown_grace) + 1,
-            "log_level": "info",
-            "limit_concurrency": DEFAULT_CONCURRENCY,
-            "timeout_keep_alive": 5,
-            "h11_max_incomplete_event_size": 64 * 1024,
-            "backlog": 1024,
-        }
-        options.update(overrides)
-        return options
+        """uvicorn's settings for :meth:`run` / :meth:`serve` (:func:`.limits.uvicorn_options`)."""
+        return uvicorn_options(self.shutdown_grace, overrides)
 
 
 class _Dispatch:

@@ -8,6 +8,7 @@ the history kept per task (``max_history_length``) stay options of the server it
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pydantic_core
 
@@ -57,6 +58,22 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 #: connections and requests uvicorn serves at once in ``run()``/``serve()`` (beyond: 503)
 DEFAULT_CONCURRENCY = 1_000
+
+
+def uvicorn_options(shutdown_grace: float, overrides: dict[str, Any]) -> dict[str, Any]:
+    """uvicorn's settings for ``run()`` / ``serve()``, ``overrides`` winning: a bounded number
+    of concurrent connections (beyond it: 503), idle keep-alive connections closed after 5 s,
+    headers of at most 64 KiB. uvicorn has no header-read or body timeout: put a reverse proxy
+    with both in front of any public deployment (docs/security.md, #16 item 11)."""
+    options: dict[str, Any] = {
+        "timeout_graceful_shutdown": int(shutdown_grace) + 1,
+        "log_level": "info",
+        "limit_concurrency": DEFAULT_CONCURRENCY,
+        "timeout_keep_alive": 5,
+        "h11_max_incomplete_event_size": 64 * 1024,
+        "backlog": 1024,
+    }
+    return {**options, **overrides}
 
 
 def _json_size(value: object) -> int:

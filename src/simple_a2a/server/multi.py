@@ -24,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 from ..protocol.rest import RouteNotFoundError
 from .app import EXACT_MOUNT, A2AServer, server
 from .http import json_bytes
+from .limits import uvicorn_options as limits_uvicorn_options
 from .serving import run_uvicorn
 
 AgentSpec = A2AServer | Mapping[str, Any]
@@ -111,9 +112,8 @@ class MultiServer:
 
     def run(self, host: str = "127.0.0.1", port: int = 9292, **uvicorn_options: Any) -> None:
         """Serve every agent with uvicorn until interrupted (blocks); see ``A2AServer.run``."""
-        uvicorn_options.setdefault("timeout_graceful_shutdown", int(self.shutdown_grace) + 1)
-        uvicorn_options.setdefault("log_level", "info")
-        run_uvicorn(self, host, port, **uvicorn_options)
+        options = limits_uvicorn_options(self.shutdown_grace, uvicorn_options)
+        run_uvicorn(self, host, port, **options)
 
 
 def multi_server(agents: Mapping[str, AgentSpec], **options: Any) -> MultiServer:
