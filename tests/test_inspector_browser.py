@@ -73,9 +73,25 @@ def test_a_session_against_our_agent(browser: Any, serve: Any) -> None:  # noqa:
         expect(page.locator("#messages .msg.agent").last).to_contain_text("thanks for large")
         expect(page.locator("#task-state")).to_have_text("completed")
 
-        # A long task, canceled from its live timeline.
+        # Files and data parts, sent without streaming.
+        page.locator("#chat-form details summary").click()
+        page.locator("#files").set_input_files(
+            [{"name": "hello.txt", "mimeType": "text/plain", "buffer": b"hello"}]
+        )
+        page.locator("#data").fill('{"size": 3}')
+        send(page, "look", streaming=False)
+        sent = page.locator("#messages .msg.user").last
+        expect(sent).to_contain_text('look\n[file hello.txt text/plain]\n{"size":3}')
+        expect(page.locator("#messages .msg.agent").last).to_contain_text("echo: look")
+        expect(page.locator("#wire")).to_contain_text('"raw": "aGVsbG8="')
+
+        # A long task: followed live, resubscribed (the timeline starts again from the task's
+        # snapshot), then canceled from its timeline.
         send(page, "slow", streaming=True)
         expect(page.locator("#timeline li.status")).to_contain_text("working")
+        page.locator("#resubscribe").click()
+        expect(page.locator("#timeline li").first).to_contain_text("task")
+        expect(page.locator("#timeline li").first).to_contain_text("working")
         page.locator("#cancel").click()
         expect(page.locator("#timeline li.status").last).to_contain_text("canceled")
         expect(page.locator("#timeline li").last).to_have_text("— stream ended —")
@@ -99,7 +115,7 @@ def test_a_session_against_our_agent(browser: Any, serve: Any) -> None:  # noqa:
         page.locator("#filter-state").select_option("")
         page.locator("#page-size").fill("10")
         page.locator("#tasks-form button[type=submit]").click()
-        expect(page.locator("#tasks tbody tr")).to_have_count(3)
+        expect(page.locator("#tasks tbody tr")).to_have_count(4)
     finally:
         screenshot(page, "inspector.png")
     # The picture in docs/inspector.md (docs/inspector.png is a copy of this one).
@@ -110,7 +126,7 @@ def test_a_session_against_our_agent(browser: Any, serve: Any) -> None:  # noqa:
     expect(page.locator("#task-state")).to_have_text("completed")
     page.locator("#card-raw-box summary").click()
     page.locator("#tasks-form button[type=submit]").click()
-    expect(page.locator("#tasks tbody tr")).to_have_count(4)
+    expect(page.locator("#tasks tbody tr")).to_have_count(5)
     page.set_viewport_size({"width": 1280, "height": 900})
     page.screenshot(path=str(ARTIFACTS / "inspector-docs.png"))
     assert problems == []

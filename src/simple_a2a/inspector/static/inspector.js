@@ -7,7 +7,7 @@
 const $ = (id) => document.getElementById(id);
 const HEADERS = { "X-A2A-Inspector": "1", "Content-Type": "application/json" };
 const FINAL = ["completed", "failed", "canceled", "rejected"];
-const state = { card: null, taskId: "", contextId: "", selected: "", nextToken: "", wireAfter: 0,
+const state = { following: null, version: "", card: null, taskId: "", contextId: "", selected: "", nextToken: "", wireAfter: 0,
                 wire: new Map(), streaming: false };
 
 function el(tag, attrs, ...children) {
@@ -42,10 +42,14 @@ async function api(path, options) {
   return data;
 }
 
-// A timeline: newline-delimited JSON entries, one per event, read as they arrive.
+// A timeline: newline-delimited JSON entries, one per event, read as they arrive. One timeline
+// is followed at a time: a new one (send, resubscribe) stops following the previous one (the
+// agent's task goes on; only our stream ends).
 async function streamApi(path, body, onEntry) {
+  if (state.following) state.following.abort();
+  const following = state.following = new AbortController();
   const response = await fetch(path, { method: "POST", headers: HEADERS, credentials: "omit",
-                                       body: JSON.stringify(body || {}) });
+                                       body: JSON.stringify(body || {}), signal: following.signal });
   if (!response.ok) {
     const data = await response.json();
     throw new Error(`${(data.error || {}).type}: ${(data.error || {}).message}`);
@@ -74,7 +78,9 @@ function partText(part) {
   }
   return "";
 }
-const partsText = (parts) => (parts || []).map(partText).join("");
+// Text parts run on (a streamed answer arrives in pieces); a file or data part gets its own line.
+const partsText = (parts) => (parts || []).map((part, i) =>
+  (i && part.text === undefined ? "\n" : "") + partText(part)).join("");
 
 // ---- the card -------------------------------------------------------------------------
 function renderCard(info) {
@@ -176,7 +182,7 @@ async function send(event) {
     }
     status("");
   } catch (e) {
-    addMessage("error", e.message, "error");
+    if (e.name !== "AbortError") addMessage("error", e.message, "error");
   } finally {
     $("send").disabled = false;
     refreshTasks();
@@ -254,7 +260,7 @@ function onTimeline(entry, reply) {
 async function resubscribe() {
   clearTimeline();
   try { await streamApi(`api/tasks/${encodeURIComponent(state.selected)}/subscribe`, {}, (entry) => onTimeline(entry, null)); }
-  catch (e) { status(e.message, true); }
+  catch (e) { if (e.name !== "AbortError") status(e.message, true); }
 }
 
 async function cancel() {
