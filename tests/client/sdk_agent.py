@@ -103,9 +103,9 @@ def build_app(base_url: str, *, v03: bool = False) -> Any:
     return Starlette(routes=routes)
 
 
-def build_v03_app(base_url: str) -> Any:
+def build_v03_app(base_url: str, binding: str = "JSONRPC") -> Any:
     """The same agent presenting itself as a 0.3-only agent: a 0.3 card at agent.json only,
-    the SDK's JSON-RPC endpoint with its 0.3 compatibility layer."""
+    the SDK's JSON-RPC or HTTP+JSON endpoint with its 0.3 compatibility layer."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
@@ -116,8 +116,8 @@ def build_v03_app(base_url: str) -> Any:
         "description": "echo, count, slow, reply",
         "version": "1.0.0",
         "protocolVersion": "0.3.0",
-        "url": f"{base_url}/rpc",
-        "preferredTransport": "JSONRPC",
+        "url": f"{base_url}/rpc" if binding == "JSONRPC" else f"{base_url}/rest",
+        "preferredTransport": binding,
         "capabilities": {"streaming": True},
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain"],

@@ -214,3 +214,51 @@ async def test_our_client_cancel_subscribe_push(sdk_server: AgentCard) -> None:
         assert seen and seen[-1].status.state == OurState.CANCELED
         with pytest.raises(e.TaskNotCancelableError):
             await client.cancel(task.id)
+
+
+# -- discovery: our client reaches the SDK's gRPC interface in every URL form (issue 15 item 1) --
+
+URL_FORMS = ["127.0.0.1:{port}", "[::1]:{port}", "grpc://127.0.0.1:{port}", "http://[::1]:{port}"]
+
+
+@pytest.mark.parametrize("form", URL_FORMS)
+async def test_our_client_discovers_grpc_url_forms(form: str, serve: Any) -> None:
+    """The SDK publishes its card over HTTP with the GRPC interface as ``host:port`` (the
+    proto's form): our client must dial it as a gRPC target, never join it onto the card URL."""
+    from a2a.server.routes import create_agent_card_routes
+    from starlette.applications import Starlette
+
+    server = grpc.aio.server()
+    port = server.add_insecure_port("127.0.0.1:0")
+    try:
+        server.add_insecure_port(f"[::1]:{port}")
+    except RuntimeError:
+        if "::1" in form:
+            pytest.skip("no IPv6 loopback")
+    card = AgentCard(
+        name="SDK gRPC agent",
+        description="echo",
+        version="1.0.0",
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        supported_interfaces=[
+            AgentInterface(
+                url=form.format(port=port), protocol_binding="GRPC", protocol_version="1.0"
+            )
+        ],
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=DemoExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+    await server.start()
+    try:
+        card_url = serve(Starlette(routes=create_agent_card_routes(card)))
+        async with AsyncClient(card_url) as client:
+            task = await client.send("hello")
+            assert client.interface is not None
+            assert client.interface.url == form.format(port=port)  # not joined
+            assert isinstance(task, Task) and task.artifacts[0].parts[0].text == "echo: hello"
+    finally:
+        await server.stop(0)

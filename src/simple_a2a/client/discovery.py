@@ -181,6 +181,9 @@ def select_interface(
             f"(offered: {offered or 'none'}; accepted: {', '.join(known)} with A2A 1.x or 0.3)"
             + hint
         )
-    if card_url is not None and not urlsplit(chosen.url).scheme:
+    grpc = normalize_binding(chosen.protocol_binding) == "GRPC"
+    # A GRPC URL is a gRPC target (``host:port``, ``[::1]:port``, ``grpc(s)://``), never a path
+    # under the card's URL: joining it dialled ``http://host/.well-known/127.0.0.1:50051``.
+    if card_url is not None and not grpc and not urlsplit(chosen.url).scheme:
         chosen = chosen.model_copy(update={"url": urljoin(card_url, chosen.url)})
     return chosen

@@ -64,12 +64,22 @@ _NOT_METADATA = frozenset(
 _SECURE = ("grpcs", "https")
 
 
+_URL_SCHEMES = ("grpc", "grpcs", "http", "https")
+
+
 def _target(url: str) -> tuple[str, bool]:
-    """The gRPC target of an interface URL and whether it wants TLS."""
-    if "://" not in url:
+    """The gRPC target of an interface URL and whether it wants TLS.
+
+    Every form peers publish: ``host:port`` and ``[::1]:port`` (the proto's form, plaintext),
+    ``grpc://`` and ``http://`` (plaintext), ``grpcs://`` and ``https://`` (TLS). Any other
+    ``scheme://`` (``dns:///``, ``unix://``) is a gRPC name already and passes through.
+    """
+    url = url.strip().rstrip("/")
+    scheme, sep, _ = url.partition("://")
+    if not sep or scheme.lower() not in _URL_SCHEMES:
         return url, False
     parts = urlsplit(url)
-    return parts.netloc, parts.scheme.lower() in _SECURE
+    return parts.netloc, scheme.lower() in _SECURE
 
 
 class GRPCTransport(Transport):

@@ -29,10 +29,12 @@ from urllib.parse import quote
 import httpx
 from httpx_sse import EventSource, SSEError
 
-from simple_a2a.protocol import v03
+from simple_a2a.protocol import rest_v03, v03
 from simple_a2a.protocol.errors import (
+    ALL_ERRORS,
     A2AError,
     InvalidAgentResponseError,
+    TaskNotFoundError,
     error_from_jsonrpc,
     error_from_rest,
 )
@@ -49,6 +51,8 @@ from .errors import (
 __all__ = ["JSONRPCTransport", "RESTTransport", "SSEEvent", "TimeoutTypes", "Transport"]
 
 TimeoutTypes = float | httpx.Timeout | None
+
+ERRORS_BY_NAME = {cls.__name__: cls for cls in ALL_ERRORS}
 
 #: The default timeout of a call: use the ``httpx.AsyncClient``'s own.
 DEFAULT: Any = httpx.USE_CLIENT_DEFAULT
@@ -272,15 +276,20 @@ class Transport:
     def is_v03(self) -> bool:
         return self.version.startswith("0.")
 
+    #: 1.0 request → the 0.3 wire shape, and the 0.3 answer → 1.0, for this binding
+    #: (0.3 JSON-RPC's objects here; 0.3 REST carries the 0.3 proto's ProtoJSON instead).
+    _request_to_v03 = staticmethod(v03.request_to_v03)
+    _result_from_v03 = staticmethod(v03.result_from_v03)
+
     def _to_wire(self, operation: str, request: dict[str, Any]) -> dict[str, Any]:
         if self.is_v03:
-            return v03.request_to_v03(operation, request)
+            return self._request_to_v03(operation, request)
         return request
 
     def _from_wire(self, operation: str, result: Any) -> dict[str, Any]:
         if self.is_v03:
             try:
-                result = v03.result_from_v03(operation, result)
+                result = self._result_from_v03(operation, result)
             except A2AError as exc:
                 raise invalid(f"{operation}: the agent's 0.3 answer is invalid: {exc}") from None
         if result is None:
@@ -407,6 +416,15 @@ class JSONRPCTransport(HTTPTransport):
             raise with_status(error_from_jsonrpc(body["error"]), status)
         if isinstance(body, dict) and "result" in body:
             return body["result"]
+        if (
+            operation in EMPTY_RESULT_OPERATIONS
+            and status < 300
+            and isinstance(body, dict)
+            and body.get("jsonrpc") == "2.0"
+        ):
+            # JSON-RPC 2.0 requires ``result``, but the official Python SDKs (0.3.x, and 1.3.0's
+            # 0.3 layer) answer a delete with ``{"jsonrpc", "id"}`` only: read it as null.
+            return None
         if status >= 400:
             # Not JSON-RPC at all: an auth proxy, a 404 page, a REST-style error body.
             raise with_status(error_from_rest(body, status), status)
@@ -420,9 +438,14 @@ class JSONRPCTransport(HTTPTransport):
 
 
 class RESTTransport(HTTPTransport):
-    """HTTP+JSON (spec §11): routes from the OPERATIONS table, camelCase query parameters."""
+    """HTTP+JSON (spec §11): routes from the OPERATIONS table, camelCase query parameters.
+
+    Over 0.3 the bodies are the 0.3 proto's ProtoJSON (:mod:`simple_a2a.protocol.rest_v03`).
+    """
 
     binding = "HTTP+JSON"
+    _request_to_v03 = staticmethod(rest_v03.request_down)
+    _result_from_v03 = staticmethod(rest_v03.result_up)
 
     def _route(self, operation: str, request: dict[str, Any]) -> tuple[str, str, set[str]]:
         """(verb, URL, names of the request fields used in the path)."""
@@ -475,17 +498,56 @@ class RESTTransport(HTTPTransport):
 
     def _raise_for_body(self, operation: str, body: Any, status: int) -> None:
         if status >= 400 or (isinstance(body, dict) and isinstance(body.get("error"), dict)):
-            raise with_status(error_from_rest(body, status), status)
+            raise with_status(rest_error(operation, body, status), status)
 
     def _unwrap(self, operation: str, body: Any, status: int) -> Any:
         if status >= 300:
-            raise with_status(error_from_rest(body, status), status)
+            raise with_status(rest_error(operation, body, status), status)
         return body
 
     def _event_result(self, operation: str, payload: Any) -> dict[str, Any]:
         if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
             raise error_from_rest(payload, int(payload["error"].get("code") or 500))
         return self._from_wire(operation, payload)
+
+
+#: Operations whose path names a task: a 404 without a typed body there means the task is
+#: unknown (spec §5.4, §11.6), not that the route is (which a bare 404 means elsewhere).
+TASK_PATH_OPERATIONS = frozenset(
+    {
+        "GetTask",
+        "CancelTask",
+        "SubscribeToTask",
+        "CreateTaskPushNotificationConfig",
+        "GetTaskPushNotificationConfig",
+        "ListTaskPushNotificationConfigs",
+        "DeleteTaskPushNotificationConfig",
+    }
+)
+
+#: Operations whose result is empty (``google.protobuf.Empty``).
+EMPTY_RESULT_OPERATIONS = frozenset({"DeleteTaskPushNotificationConfig"})
+
+
+def rest_error(operation: str, body: Any, status: int) -> A2AError:
+    """The typed error of an HTTP+JSON error answer.
+
+    Besides the 1.0 ``google.rpc.Status`` body, reads the 0.3 SDKs' flat bodies
+    (``{"code": <JSON-RPC code>, "message"}`` or ``{"type": "TaskNotFoundError", ...}``), and a
+    bare 404 on a task path as :class:`TaskNotFoundError`.
+    """
+    if isinstance(body, dict) and not isinstance(body.get("error"), dict):
+        code, name = body.get("code"), body.get("type")
+        if isinstance(code, int) and code < 0:
+            return error_from_jsonrpc({"code": code, "message": body.get("message") or ""})
+        if isinstance(name, str) and (cls := ERRORS_BY_NAME.get(name)) is not None:
+            return cls(str(body.get("message") or name))
+    err = error_from_rest(body, status)
+    if status == 404 and operation in TASK_PATH_OPERATIONS and type(err) is not TaskNotFoundError:
+        has_reason = isinstance(body, dict) and isinstance(body.get("error"), dict)
+        if not (has_reason and body["error"].get("details")):
+            return TaskNotFoundError(err.message)
+    return err
 
 
 TRANSPORTS: dict[str, type[Transport]] = {

@@ -10,6 +10,10 @@ file parts are ``{"file": {"fileWithUri" | "fileWithBytes", "mimeType", "name"}}
 Input is read liberally: both the camelCase and the proto (snake_case) names, and a body in the
 0.3 JSON-RPC shapes (``parts`` and ``kind``) is converted by :mod:`simple_a2a.protocol.v03`.
 Output is the 0.3 ProtoJSON (camelCase).
+
+The server uses :func:`request_up` and :func:`result_down`; a client speaking 0.3 over HTTP+JSON
+uses the other two directions, :func:`request_down` and :func:`result_up` (0.3 REST servers
+reject the 0.3 JSON-RPC shapes, issue 15 item 3).
 """
 
 from __future__ import annotations
@@ -242,6 +246,120 @@ def result_down(operation: str, result: dict[str, Any]) -> Any:
         return {**result, "configs": [_push_down(c) for c in result.get("configs", [])]}
     if operation == "GetExtendedAgentCard":
         return v03.card_to_v03(result)
+    return result
+
+
+# -- the client's directions: 1.0 request → 0.3 REST body, 0.3 REST answer → 1.0 --
+
+
+def request_down(operation: str, request: dict[str, Any] | None) -> dict[str, Any]:
+    """A 1.0 request → the 0.3 REST body (or query fields); path fields are left in place
+    for the route and dropped from the body by the caller."""
+    request = request or {}
+    if operation in ("SendMessage", "SendStreamingMessage"):
+        out = _copy(request, ("metadata",))
+        if isinstance(request.get("message"), dict):
+            out["message"] = _message_down(request["message"])
+        config = request.get("configuration") or {}
+        conf = _copy(config, ("acceptedOutputModes", "historyLength"))
+        push = config.get("taskPushNotificationConfig")
+        if isinstance(push, dict):
+            conf["pushNotification"] = _push_down(push)["pushNotificationConfig"]
+        # proto3 reads an absent ``blocking`` as false: say it (1.0's default is blocking).
+        conf["blocking"] = not config.get("returnImmediately", False)
+        out["configuration"] = conf
+        return out
+    if operation == "CreateTaskPushNotificationConfig":
+        # The proto says ``body: "config"``, but the 0.3 SDKs send and parse the whole
+        # CreateTaskPushNotificationConfigRequest (and a strict parse rejects a bare config).
+        task_id = request.get("taskId", "")
+        out = {"parent": f"tasks/{task_id}", "config": _push_down(request)}
+        return out | ({"configId": request["id"]} if request.get("id") else {})
+    return request
+
+
+def _task_id_of(name: Any) -> Any:
+    """``tasks/{id}/pushNotificationConfigs/{cid}`` → ``{id}``."""
+    parts = name.split("/") if isinstance(name, str) else []
+    return parts[1] if len(parts) >= 2 and parts[0] == "tasks" else None
+
+
+def _status_up(status: Any) -> Any:
+    if not isinstance(status, dict):
+        return status
+    out = _copy(status, ("timestamp",))
+    state = status.get("state")
+    out["state"] = state_up(state) if isinstance(state, str) else "TASK_STATE_UNSPECIFIED"
+    message = _g(status, "message") or _g(status, "update")  # 0.3 proto: ``update``
+    if isinstance(message, dict):
+        out["message"] = _message_up(message)
+    return out
+
+
+def _artifact_up(artifact: Any) -> Any:
+    if not isinstance(artifact, dict):
+        return artifact
+    out = _copy(artifact, ("artifactId", "name", "description", "metadata", "extensions"))
+    out["parts"] = [_part_up(p) for p in artifact.get("parts") or []]
+    return out
+
+
+def _task_up(task: Any) -> Any:
+    if not isinstance(task, dict):
+        return task
+    out = _copy(task, ("id", "contextId", "metadata"))
+    out["status"] = _status_up(task.get("status") or {})
+    if task.get("artifacts"):
+        out["artifacts"] = [_artifact_up(a) for a in task["artifacts"]]
+    if task.get("history"):
+        out["history"] = [_message_up(m) for m in task["history"]]
+    return out
+
+
+def _event_up(event: Any) -> Any:
+    if not isinstance(event, dict):
+        return event
+    if "task" in event:
+        return {"task": _task_up(event["task"])}
+    if "message" in event or "msg" in event:
+        return {"message": _message_up(event.get("message", event.get("msg")))}
+    update = _g(event, "statusUpdate")
+    if isinstance(update, dict):
+        up = _copy(update, ("taskId", "contextId", "metadata"))
+        return {"statusUpdate": {**up, "status": _status_up(update.get("status") or {})}}
+    update = _g(event, "artifactUpdate")
+    if isinstance(update, dict):
+        up = _copy(update, ("taskId", "contextId", "append", "lastChunk", "metadata"))
+        return {"artifactUpdate": {**up, "artifact": _artifact_up(update.get("artifact") or {})}}
+    if "id" in event and "status" in event:  # a bare Task (some 0.3 servers answer a send so)
+        return {"task": _task_up(event)}
+    return event
+
+
+def _push_config_up(config: Any) -> Any:
+    if not isinstance(config, dict):
+        return config
+    inner = _g(config, "pushNotificationConfig")
+    if not isinstance(inner, dict):
+        return _push_up(config, _g(config, "taskId"))
+    return _push_up(inner, _g(config, "taskId") or _task_id_of(config.get("name")))
+
+
+def result_up(operation: str, result: Any) -> Any:
+    """A 0.3 REST answer (or stream event) → its 1.0 result."""
+    if operation in ("SendMessage", "SendStreamingMessage", "SubscribeToTask"):
+        return _event_up(result)
+    if operation in ("GetTask", "CancelTask"):
+        return _task_up(result)
+    if operation in ("CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig"):
+        return _push_config_up(result)
+    if operation == "ListTaskPushNotificationConfigs":
+        configs = result if isinstance(result, list) else _g(result, "configs") or []
+        out: dict[str, Any] = {"configs": [_push_config_up(c) for c in configs]}
+        token = _g(result, "nextPageToken")
+        return out | ({"nextPageToken": token} if token else {})
+    if operation == "GetExtendedAgentCard" and isinstance(result, dict):
+        return v03.card_from_v03(result)
     return result
 
 

@@ -205,6 +205,9 @@ async def serve_grpc(
         bound = server.add_insecure_port(address)
     server.a2a_port = bound
     if a2a_server.grpc_url is None and host not in ("0.0.0.0", "::", "[::]", ""):
-        a2a_server.grpc_url = f"{host}:{bound}"  # the card lists the gRPC interface
+        # The card lists ``host:port`` (the form a2a.proto documents for GRPC URLs; pass
+        # ``grpc_url=`` for another, e.g. ``grpcs://host:port``); an IPv6 literal is bracketed.
+        literal = f"[{host}]" if ":" in host and not host.startswith("[") else host
+        a2a_server.grpc_url = f"{literal}:{bound}"
     await server.start()
     return server
