@@ -158,9 +158,15 @@ class Cluster:
 
     def owner_index(self, task_id: str) -> int | None:
         """The replica holding the task's lease (its owner id names the process id)."""
-        owner = sql(
-            self.schema, "SELECT owner FROM {s}.leases WHERE kind = 'task' AND key = $1", task_id
-        )
+        if self.storage.startswith("sqlite:///"):
+            import sqlite3
+
+            with contextlib.closing(sqlite3.connect(self.storage[len("sqlite:///") :])) as conn:
+                query = "SELECT owner FROM leases WHERE kind = 'task' AND key = ?"
+                owner = conn.execute(query, (task_id,)).fetchall()
+        else:
+            query = "SELECT owner FROM {s}.leases WHERE kind = 'task' AND key = $1"
+            owner = sql(self.schema, query, task_id)
         if not owner:
             return None
         pid = int(owner[0][0].split(":")[-2])
@@ -182,10 +188,11 @@ def sql(schema: str, statement: str, *args: Any) -> list[Any]:
 
 @contextlib.contextmanager
 def running_cluster(
-    schema: str, size: int, *, resumable: bool, marks: Path
+    schema: str, size: int, *, resumable: bool, marks: Path, storage: str | None = None
 ) -> Iterator[tuple[Cluster, RoundRobinProxy]]:
+    """``size`` replicas on the PostgreSQL ``schema`` (or on ``storage``, e.g. a SQLite file)."""
     env = {"CLUSTER_RESUMABLE": "1" if resumable else "0", "CLUSTER_MARKS": str(marks)}
-    cluster = Cluster(f"{PG_DSN}?schema={schema}", schema, env)
+    cluster = Cluster(storage or f"{PG_DSN}?schema={schema}", schema, env)
     cluster.replicas = [Replica(free_port()) for _ in range(size)]
     try:
         for index in range(size):  # all at once: they migrate the new schema together
