@@ -1,4 +1,5 @@
-"""A griffe extension for the API reference: Sphinx roles in docstrings become links.
+"""A griffe extension for the API reference: Sphinx roles in docstrings become links, and
+``#:`` comments document attributes (as Sphinx reads them).
 
 The docstrings use Sphinx roles (``:class:`~simple_a2a.client.Client```), which mkdocstrings
 would print as they are. Before rendering, each role becomes an optional cross-reference
@@ -49,6 +50,26 @@ def _link(obj: griffe.Object, match: re.Match[str]) -> str:
     return f'<autoref identifier="{html.escape(full)}" optional>{code}</autoref>'
 
 
+COMMENT_DOC = re.compile(r"#:\s?(.*)$")
+
+
+def _comment_docstring(obj: griffe.Object) -> str | None:
+    """Sphinx's ``#:`` documentation of an attribute: the comments on the lines just above
+    it, else the one at the end of its line (griffe reads only string docstrings)."""
+    lines = obj.module.lines if obj.lineno else []
+    if not lines or obj.lineno is None or obj.lineno > len(lines):
+        return None
+    above: list[str] = []
+    index = obj.lineno - 2  # 0-based line above the assignment
+    while index >= 0 and (found := COMMENT_DOC.match(lines[index].strip())):
+        above.insert(0, found.group(1))
+        index -= 1
+    if above:
+        return "\n".join(above)
+    trailing = re.search(r"\s#:\s?(.*)$", lines[obj.lineno - 1])
+    return trailing.group(1) if trailing else None
+
+
 class SphinxRoles(griffe.Extension):
     def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
         seen: set[int] = set()
@@ -57,6 +78,10 @@ class SphinxRoles(griffe.Extension):
             if id(obj) in seen:
                 return
             seen.add(id(obj))
+            if obj.is_attribute and obj.docstring is None:
+                text = _comment_docstring(obj)
+                if text:
+                    obj.docstring = griffe.Docstring(text, parent=obj)
             if obj.docstring is not None and ":" in obj.docstring.value:
                 obj.docstring.value = ROLE.sub(lambda m: _link(obj, m), obj.docstring.value)
             for member in obj.members.values():

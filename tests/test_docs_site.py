@@ -52,6 +52,12 @@ def test_the_api_reference_shows_no_raw_sphinx_roles(site: Path) -> None:
     assert 'class="autorefs autorefs-internal"' in client  # roles became links
 
 
+def test_attributes_show_their_comment_docs_without_labels(site: Path) -> None:
+    client = (site / "reference" / "client" / "index.html").read_text(encoding="utf-8")
+    assert "seconds before the first retry; doubles each time" in client  # a ``#:`` comment
+    assert "doc-label-instance-attribute" not in client
+
+
 def test_constants_are_not_dumped_as_values(site: Path) -> None:
     protocol = (site / "reference" / "protocol" / "index.html").read_text(encoding="utf-8")
     assert "OPERATIONS" in protocol

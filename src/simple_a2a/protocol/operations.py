@@ -43,6 +43,9 @@ class Operation:
         return (self.name, *v03, *self.legacy_methods)
 
 
+#: The 11 operations in the order of the proto's ``service`` block, one
+#: [Operation][simple_a2a.protocol.operations.Operation] each (JSON-RPC method, REST route, 0.3
+#: names, request and response models).
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "SendMessage",
