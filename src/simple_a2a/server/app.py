@@ -56,6 +56,7 @@ from .push.signing import SigningKeys
 from .rest import RESTBinding, error_response
 from .retention import RetentionSweeper
 from .serving import run_uvicorn, serve_uvicorn
+from .tasks import TaskManager
 from .telemetry import instrument_server
 
 log = logging.getLogger("simple_a2a.server")
@@ -135,24 +136,29 @@ class A2AServer:
         if self.auth is not None:
             agent_card = self.auth.decorate_card(agent_card)
         self.storage = open_storage(storage)
+        card = _with_defaults(agent_card)
+        limits = limits or DEFAULT_LIMITS
+        push_on = bool(card.capabilities.push_notifications)
+        #: signs the served card (spec §8.4, docs/auth.md); shares its keys with push
+        self.card_signer, push = resolve_signing(card_signing, push, push_on)
+        #: the agent's public base URL (behind a proxy): the card's URLs, never the Host header
+        self.public_url = public_url.rstrip("/") if public_url else None
+        # The seams of the handler are given to it, never patched on afterwards: one TaskManager
+        # shared by the handler and push delivery, the authorization hook, the push service.
+        tasks = TaskManager(self.storage, keepalive=keepalive)
+        #: push delivery (docs/push.md), when the card declares capabilities.pushNotifications
+        self.push = PushService(self.storage, tasks, push, limits=limits) if push_on else None
         self.handler = RequestHandler(
-            _with_defaults(agent_card),
+            card,
             executor,
             self.storage,
             extended_card=self._extended_provider(extended_card),
             max_history_length=max_history_length,
             executor_timeout=executor_timeout,
-            keepalive=keepalive,
-            limits=limits or DEFAULT_LIMITS,
-        )
-        push_on = bool(self.card.capabilities.push_notifications)
-        #: signs the served card (spec §8.4, docs/auth.md); shares its keys with push
-        self.card_signer, push = resolve_signing(card_signing, push, push_on)
-        #: the agent's public base URL (behind a proxy): the card's URLs, never the Host header
-        self.public_url = public_url.rstrip("/") if public_url else None
-        #: push delivery (docs/push.md), when the card declares capabilities.pushNotifications
-        self.push = (
-            PushService(self.handler, push) if self.card.capabilities.push_notifications else None
+            limits=limits,
+            tasks=tasks,
+            authorize=self.auth.authorize if self.auth is not None else None,
+            push=self.push,
         )
         if TELEMETRY.on:  # storage spans, task and push metrics (docs/observability.md)
             instrument_server(self)
@@ -201,7 +207,6 @@ class A2AServer:
             starlette, self.jsonrpc.asgi, self.jsonrpc_path, self.rest, own_paths
         )
         if self.auth is not None:
-            self.handler.authorize = self.auth.authorize
             app = AuthMiddleware(app, self.auth, public_paths=(*CARD_PATHS, JWKS_PATH))
         if inspector:  # a development tool: its page calls this agent over HTTP, as a client
             from ..inspector.mount import with_inspector

@@ -269,9 +269,15 @@ class TaskHandle:
             # learn its real state, so the executor sees it and stops cleanly.
             stored = await self._manager.get(self._task.id)
             if stored is not None:
-                self._task = stored.task
-                self._ended_elsewhere()
+                self.observe(stored.task)
             raise
+        self.changed.set()
+
+    def observe(self, task: Task) -> None:
+        """Learn the task as another writer left it (a CancelTask, another replica)."""
+        self._task = task
+        if task.is_terminal:
+            self._ended_elsewhere()
         self.changed.set()
 
     def _ended_elsewhere(self) -> None:

@@ -41,6 +41,11 @@ TIMEOUT_MESSAGE = "The agent did not finish in time."
 class AgentExecutor:
     """Subclass and implement :meth:`execute` (``async def`` or plain ``def``)."""
 
+    #: True: tasks this executor left ``submitted``/``working`` when the server stopped are
+    #: handed back to it at the next start (``ctx.resumed`` is True) instead of being failed
+    #: (docs/guides/deployment.md).
+    resumable: bool = False
+
     def execute(self, ctx: RequestContext) -> Any:
         raise NotImplementedError
 

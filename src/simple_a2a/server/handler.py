@@ -38,7 +38,7 @@ from ..protocol.models import (
 )
 from ..protocol.operations import OPERATIONS
 from ..protocol.requests import StreamResponse
-from ..protocol.states import FOLLOW_UPS, FollowUp
+from ..protocol.states import FOLLOW_UPS, FollowUp, TaskTerminalError
 from ..protocol.telemetry import TELEMETRY
 from ..storage.base import Storage, StoredTask, TaskQuery
 from . import recovery
@@ -118,6 +118,9 @@ class RequestHandler:
         cancel_grace: float = 5.0,
         keepalive: float = 15.0,
         limits: Limits = DEFAULT_LIMITS,
+        tasks: TaskManager | None = None,
+        authorize: Callable[[Caller, str], Awaitable[None]] | None = None,
+        push: PushService | None = None,
     ) -> None:
         self.card = card
         #: bounds on what one caller can make us hold (docs/security.md)
@@ -128,12 +131,14 @@ class RequestHandler:
         self.max_history_length = max_history_length
         self.executor_timeout = executor_timeout
         self.cancel_grace = cancel_grace
-        self.tasks = TaskManager(storage, keepalive=keepalive)
+        #: every change to a task goes through it (shared with push delivery, when given)
+        self.tasks = tasks or TaskManager(storage, keepalive=keepalive)
         self._executions: dict[str, _Execution] = {}
         self._background: set[asyncio.Task[Any]] = set()
-        #: ``authorize(caller, operation)`` raising PermissionDeniedError (set by ``auth=``)
-        self.authorize: Callable[[Caller, str], Awaitable[None]] | None = None
-        self.push: PushService | None = None  #: set by simple_a2a.server.push.enable_push
+        #: ``authorize(caller, operation)`` raising PermissionDeniedError (``auth=``, spec §7.5)
+        self.authorize = authorize
+        #: push delivery (docs/push.md): built on the same ``tasks``; None without the capability
+        self.push = push
         #: task leases (several processes on one storage); set by :func:`.leases.attach_leases`
         self.leases: LeaseKeeper | None = None
 
@@ -463,10 +468,10 @@ class RequestHandler:
                     ),
                 )
                 if execution is not None:
-                    execution.ctx._task = task
+                    execution.ctx.observe(task)  # the executor and a blocking send see it
                 return task
-            except Exception:  # the executor finished it meanwhile
-                pass
+            except TaskTerminalError:
+                pass  # the executor finished the task meanwhile: answer its real state
         final = await self._visible_task(request.id, call)
         return final.task
 
@@ -489,8 +494,6 @@ class RequestHandler:
             await asyncio.wait_for(asyncio.shield(execution.runner), self.cancel_grace)
         except (asyncio.TimeoutError, asyncio.CancelledError):
             execution.runner.cancel()
-        except Exception:
-            pass
 
     async def subscribe_to_task(
         self, request: rq.SubscribeToTaskRequest, call: CallContext

@@ -59,7 +59,7 @@ async def recover_task(handler: RequestHandler, task_id: str) -> bool:
 async def recover_stored(handler: RequestHandler, stored: StoredTask) -> bool:
     """Resume or fail one task; False when even failing it could not be recorded."""
     task = stored.task
-    if getattr(handler.executor, "resumable", False):
+    if handler.executor.resumable:
         message = next((m for m in reversed(task.history) if m.role.value == "ROLE_USER"), None)
         if message is not None:
             call = CallContext(caller=Caller(stored.owner) if stored.owner else None)

@@ -16,12 +16,14 @@ from starlette.routing import Route
 from ...protocol.card import AgentCard, AgentExtension
 from ...protocol.models import TaskPushNotificationConfig
 from ...protocol.push import JWKS_PATH, SIGNATURE_HEADER, SIGNING_EXTENSION_URI
+from ..limits import DEFAULT_LIMITS, Limits
 from .delivery import PushDispatcher, PushHealth, RetryPolicy
 from .signing import SigningKey, SigningKeys
 from .ssrf import GuardedTransport, Resolver, UrlGuard, UrlRefused
 
 if TYPE_CHECKING:
-    from ..handler import RequestHandler
+    from ...storage.base import Storage
+    from ..tasks import TaskManager
 
 
 @dataclass
@@ -60,7 +62,14 @@ def _auto_keys() -> SigningKeys | None:
 class PushService:
     """The push side of one agent; the handler calls it when configs are created or deleted."""
 
-    def __init__(self, handler: RequestHandler, settings: PushSettings | None = None) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        tasks: TaskManager,
+        settings: PushSettings | None = None,
+        *,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> None:
         self.settings = settings = settings or PushSettings()
         self.guard = UrlGuard(
             allow_hosts=settings.allow_hosts,
@@ -71,19 +80,18 @@ class PushService:
         keys = settings.signing
         self.keys: SigningKeys | None = _auto_keys() if keys == "auto" else keys
         self.dispatcher = PushDispatcher(
-            handler.storage,
-            handler.tasks,
+            storage,
+            tasks,
             guard=self.guard,
             signing=self.keys,
             retry=settings.retry,
             timeout=settings.timeout,
             idle_timeout=settings.idle_timeout,
             issuer=settings.issuer,
-            concurrency=handler.limits.max_concurrent_deliveries,
-            pool_timeout=handler.limits.delivery_pool_timeout,
+            concurrency=limits.max_concurrent_deliveries,
+            pool_timeout=limits.delivery_pool_timeout,
         )
-        handler.tasks.hooks.append(self.dispatcher)
-        handler.push = self
+        tasks.hooks.append(self.dispatcher)  # every recorded event reaches the dispatcher
 
     # -- the handler's calls --
     async def validate_config(self, config: TaskPushNotificationConfig) -> None:
@@ -126,12 +134,6 @@ class PushService:
         others = [x for x in caps.extensions if x.uri != SIGNING_EXTENSION_URI]
         caps = caps.model_copy(update={"extensions": [*others, extension]})
         return card.model_copy(update={"capabilities": caps})
-
-
-def enable_push(handler: RequestHandler, settings: PushSettings | None = None) -> PushService:
-    """Attach push delivery to a handler (what :class:`~simple_a2a.server.app.A2AServer` does
-    when the card declares ``capabilities.pushNotifications``)."""
-    return PushService(handler, settings)
 
 
 __all__ = [
