@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from starlette.requests import Request
@@ -98,3 +99,31 @@ def test_deliveries_in_flight_bounded(serve) -> None:  # type: ignore[no-untyped
     executor.gate.set()
     receiver.wait_for(lambda evs: sum(is_completed(e) for e in evs) == 6, timeout=30)
     assert 1 <= receiver.most_in_flight <= 2
+
+
+def test_unresolvable_at_connect_is_retried_then_delivered(serve) -> None:  # type: ignore[no-untyped-def]
+    """A name that does not resolve yet is a failed attempt (retried), not a refusal: once DNS
+    answers with an allowed address, the notification arrives."""
+    receiver = Receiver()
+    hook = serve(receiver.app)
+    port = int(hook.rsplit(":", 1)[1])
+    answers = {"ok": False, "asked": 0}
+
+    async def resolver(host: str, _port: int) -> list[str]:
+        answers["asked"] += 1
+        if host == "late.test" and answers["ok"]:
+            return ["127.0.0.1"]
+        raise OSError(f"{host}: name not known")
+
+    executor = Steps(n=1)
+    srv = make_server(executor, push=settings(allow_hosts=["127.0.0.1"], resolver=resolver))
+    url = serve(srv.app)
+    task = send(url)["id"]
+    assert "result" in _create(url, task, f"http://late.test:{port}/hook")
+    executor.gate.set()
+    deadline = time.monotonic() + 30
+    while answers["asked"] < 2:  # once at creation, once for a delivery that failed
+        assert time.monotonic() < deadline, "no delivery attempt"
+        time.sleep(0.02)
+    answers["ok"] = True
+    receiver.wait_final(timeout=30)

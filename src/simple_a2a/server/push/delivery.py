@@ -45,7 +45,7 @@ from ...protocol.requests import StreamResponse
 from ...protocol.telemetry import TELEMETRY
 from ...storage.base import PushCursor, PushCursorStore, Storage
 from ..telemetry import push_suspended, traced_push
-from .ssrf import UrlGuard, UrlRefused, guarded_client
+from .ssrf import Unresolvable, UrlGuard, UrlRefused, guarded_client
 
 if TYPE_CHECKING:
     from ..leases import LeaseKeeper
@@ -461,6 +461,8 @@ class PushDispatcher:
                 response = await self.client.post(
                     config.url, content=body, headers=self.headers(config, body)
                 )
+        except Unresolvable as exc:  # DNS may answer later (split horizon, a host not up yet)
+            raise _Failure(exc.reason, retry=True) from None
         except UrlRefused as exc:
             raise _Failure(exc.reason, retry=False, permanent=True) from None
         except httpx.TimeoutException as exc:
