@@ -309,3 +309,30 @@ async def test_the_wire_shows_compressed_bodies_decompressed_and_hides_query_key
     [exchange] = log.since(0)
     assert exchange["responseBody"] == body.decode()
     assert "s3cret" not in exchange["url"] and "x=1" in exchange["url"]
+
+
+def test_open_timelines_are_bounded(serve: Any, agent_url: str) -> None:
+    """At most MAX_STREAMS timelines at once (each holds a stream to the agent); one more is
+    told so in its timeline, and a slot frees when a timeline ends."""
+    import contextlib
+
+    from simple_a2a.inspector import app as inspector_module
+
+    url = serve(inspector_app(agent_url))
+    limit = inspector_module.MAX_STREAMS
+    with contextlib.ExitStack() as stack, httpx.Client(base_url=url, headers=API) as http:
+        ids, lines = [], []  # (a dropped line iterator would close its response)
+        for _ in range(limit):
+            body = {"parts": [{"text": "slow"}], "stream": True}
+            response = stack.enter_context(http.stream("POST", "/api/send", json=body))
+            lines.append(response.iter_lines())
+            ids.append(json.loads(next(lines[-1]))["event"]["id"])
+        over = timeline(http.post("/api/send", json={"parts": [{"text": "x"}], "stream": True}))
+        assert [e["kind"] for e in over] == ["error", "end"]
+        assert over[0]["error"]["type"] == "TooManyStreams"
+        http.post(f"/api/tasks/{ids[0]}/cancel")  # its timeline ends: a slot is free again
+        assert [json.loads(line)["kind"] for line in lines[0]][-1] == "end"
+        again = timeline(http.post("/api/send", json={"parts": [{"text": "y"}], "stream": True}))
+        assert again[-2]["event"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        for task_id in ids[1:]:
+            http.post(f"/api/tasks/{task_id}/cancel")

@@ -54,6 +54,8 @@ STATIC = {
 #: Most sessions one inspector keeps (one per agent URL; the oldest is closed beyond this).
 MAX_SESSIONS = 8
 MAX_BODY = 16 * 1024 * 1024  #: the largest message (files included) the page may send
+#: Most timelines (streams to the agent) one inspector follows at once; beyond, the page is told.
+MAX_STREAMS = 16
 
 Handler = Callable[[Request, Session], Awaitable[Any]]
 
@@ -152,10 +154,22 @@ def inspector_app(
             raise ValueError("expected a JSON object")
         return data
 
+    following = [0]  # timelines open now (counted while they run, so none can leak)
+
     def timeline(events: AsyncIterator[dict[str, Any]]) -> StreamingResponse:
         async def lines() -> AsyncIterator[bytes]:
-            async for entry in events:
-                yield json.dumps(entry).encode() + b"\n"
+            if following[0] >= MAX_STREAMS:
+                message = f"{MAX_STREAMS} streams are open already: close one and try again"
+                error = {"type": "TooManyStreams", "message": message}
+                yield json.dumps({"kind": "error", "error": error}).encode() + b"\n"
+                yield json.dumps({"kind": "end"}).encode() + b"\n"
+                return
+            following[0] += 1
+            try:
+                async for entry in events:
+                    yield json.dumps(entry).encode() + b"\n"
+            finally:
+                following[0] -= 1
 
         return StreamingResponse(
             lines(), media_type="application/x-ndjson", headers=SECURITY_HEADERS
