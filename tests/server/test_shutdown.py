@@ -20,19 +20,13 @@ import httpx
 import pytest
 
 from simple_a2a.server.background import free_port
+from tests.support import rpc
 
 AGENT = Path(__file__).with_name("shutdown_agent.py")
 GRACE = 3.0
 
 
-def send_stream_request() -> dict[str, object]:
-    message = {"role": "ROLE_USER", "messageId": "m-1", "parts": [{"text": "go"}]}
-    return {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "SendStreamingMessage",
-        "params": {"message": message},
-    }
+MESSAGE = {"role": "ROLE_USER", "messageId": "m-1", "parts": [{"text": "go"}]}
 
 
 @pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
@@ -62,7 +56,9 @@ def test_stopping_ends_open_streams_cleanly_and_exits_within_the_grace(
 
         def read() -> None:
             try:
-                with httpx.stream("POST", url, json=send_stream_request(), timeout=30) as response:
+                with httpx.stream(
+                    "POST", url, json=rpc("SendStreamingMessage", {"message": MESSAGE}), timeout=30
+                ) as response:
                     for line in response.iter_lines():
                         if line.startswith("data:"):
                             events.append(json.loads(line[5:]))
