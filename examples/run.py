@@ -24,7 +24,7 @@ PROBE = {
     "08_interrupted_states": "/order",
 }
 #: Demos whose client starts (and restarts) the server itself.
-SELF_HOSTED = {"11_sqlite_storage"}
+SELF_HOSTED = {"11_sqlite_storage", "12_cluster"}
 
 
 def demos() -> list[str]:

@@ -1,4 +1,4 @@
-"""The eleven demos (examples/), each run end to end through the runner in fast mode.
+"""The twelve demos (examples/), each run end to end through the runner in fast mode.
 
 Every demo is a server and a client in two processes, so the runs are started together in the
 background (a few at a time) when the first test needs them; each test then waits for its own.
@@ -75,7 +75,7 @@ def demo_runs(request: pytest.FixtureRequest) -> Runs:
 
 
 def test_every_demo_has_a_readme() -> None:
-    assert len(DEMOS) == 11, DEMOS
+    assert len(DEMOS) == 12, DEMOS
     for demo in DEMOS:
         assert (ROOT / "examples" / demo / "server.py").is_file()
         assert (ROOT / "examples" / demo / "README.md").is_file()

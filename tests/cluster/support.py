@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from examples._proxy import RoundRobinProxy
 
 from simple_a2a.server.background import free_port
 
@@ -30,66 +31,6 @@ PG_DSN = os.environ.get("SIMPLE_A2A_TEST_POSTGRES", "postgresql://postgres@127.0
 #: A killed replica's task is recovered within lease ttl + scan interval (1 s + 0.3 s in the
 #: agent) after its last heartbeat; the tests allow this much, loaded machine included.
 RECOVERY_BOUND = 8.0
-
-
-class RoundRobinProxy:
-    """A TCP proxy: each new connection goes to the next replica that accepts it."""
-
-    def __init__(self, ports: list[int]) -> None:
-        self.ports = ports
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._next = 0
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="cluster-proxy", daemon=True)
-        self._server: asyncio.AbstractServer | None = None
-
-    def __enter__(self) -> RoundRobinProxy:
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("the proxy did not start")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        self._server = self._loop.run_until_complete(
-            asyncio.start_server(self._connection, "127.0.0.1", self.port)
-        )
-        self._ready.set()
-        self._loop.run_forever()
-
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        upstream: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
-        for _ in range(len(self.ports)):
-            port = self.ports[self._next % len(self.ports)]
-            self._next += 1
-            try:
-                upstream = await asyncio.open_connection("127.0.0.1", port)
-                break
-            except OSError:
-                continue  # that replica is down: the next one
-        if upstream is None:
-            writer.close()
-            return
-        up_reader, up_writer = upstream
-
-        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
-            try:
-                while data := await src.read(65536):
-                    dst.write(data)
-                    await dst.drain()
-            except (ConnectionError, OSError):
-                pass
-            finally:
-                with contextlib.suppress(Exception):
-                    dst.close()
-
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
 
 
 @dataclass
