@@ -28,6 +28,12 @@ class QuietFiles(SimpleHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
+        if self.path.startswith("/framework"):  # a web framework's JSON 404 (FastAPI's shape)
+            self.send_response(404)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"detail":"Not Found"}')
+            return
         if not self.path.startswith("/guarded"):
             self.send_error(501, f"Unsupported method ({self.command!r})")  # as for any POST
             return
@@ -88,6 +94,16 @@ def test_a_plain_web_server_is_not_an_agent(
     message = caught.value.message
     assert message.startswith(expected.format(url=files)), message
     assert "an HTML page 'Error response'" in message
+
+
+def test_a_json_404_that_is_not_an_a2a_error(files: str) -> None:
+    client = simple_a2a.client(card_at(f"{files}/framework", "JSONRPC"))
+    with client, pytest.raises(InvalidAgentResponseError) as caught:
+        client.send("hello")
+    assert caught.value.message == (
+        f"POST {files}/framework did not answer with A2A: HTTP 404 Not Found, "
+        'application/json: \'{"detail":"Not Found"}\' (is it the agent\'s A2A URL?)'
+    )
 
 
 def test_a_gateway_refusal_stays_an_authentication_error(files: str) -> None:

@@ -157,14 +157,16 @@ def not_a2a(response: httpx.Response) -> A2AError:
 
 
 def check_a2a_answer(response: httpx.Response, body: Any) -> None:
-    """Raise :func:`not_a2a` unless ``body`` can be an A2A answer: JSON, or an error status
-    a front answers for the agent (401, 403), or a 2xx without a body."""
+    """Raise :func:`not_a2a` unless ``body`` can be an A2A answer: an error status must carry
+    an A2A error object (``{"error": {...}}``: JSON-RPC, or ``google.rpc.Status`` for HTTP+JSON,
+    spec §11.6), except 401/403 from a front; a success must be JSON (or empty)."""
     status = response.status_code
-    if status in _FRONT_STATUSES or (isinstance(body, dict) and body):
+    if status in _FRONT_STATUSES:
         return
-    if body is None and response.content.strip():
-        raise not_a2a(response)
-    if status >= 400 and not (isinstance(body, dict) and isinstance(body.get("error"), dict)):
+    if status >= 400:
+        if not (isinstance(body, dict) and isinstance(body.get("error"), dict)):
+            raise not_a2a(response)  # a web server's 404 page, {"detail": "Not Found"}, ...
+    elif body is None and response.content.strip():
         raise not_a2a(response)
 
 
