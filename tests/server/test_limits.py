@@ -150,6 +150,10 @@ def test_parts_and_metadata_limits_name_the_limit(serve) -> None:  # type: ignor
     r = httpx.post(url, json=_entry(1, "SendMessage", message=message), headers=H).json()
     assert r["error"]["code"] == -32602
     assert "Limits.max_parts_per_message = 10" in r["error"]["message"]
+    streamed = httpx.post(url, json=_entry(1, "SendStreamingMessage", message=message), headers=H)
+    assert "Limits.max_parts_per_message = 10" in streamed.text
+    rest = httpx.post(url + "/message:send", json={"message": message}, headers=H, timeout=10)
+    assert rest.status_code == 400 and "Limits.max_parts_per_message = 10" in rest.text
     for where in ("message", "part", "request"):
         message = user("hi")
         params: dict[str, Any] = {"message": message}

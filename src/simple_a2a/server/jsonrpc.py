@@ -36,6 +36,7 @@ from .http import (
     sse_response,
     validate,
 )
+from .limits import check_raw_message
 from .tasks import StreamItem, encode_event
 
 log = logging.getLogger("simple_a2a.server")
@@ -113,7 +114,9 @@ class JSONRPCBinding:
         """A streaming method answers text/event-stream, errors included (one error event)."""
         headers = service_headers(call)
         try:
-            items = await self.handler.handle(op.name, self._parse(op, req.params, call), call)
+            offload = self.handler.limits.offload_validation_bytes
+            parsed = await validate(request, lambda: self._parse(op, req.params, call), offload)
+            items = await self.handler.handle(op.name, parsed, call)
         except e.A2AError as err:
             if _status(err) != 200:  # refused at the HTTP level (401/403), as unary calls are
                 media_type = response_media_type(request)
@@ -134,6 +137,7 @@ class JSONRPCBinding:
         return bytes(result.to_json())
 
     def _parse(self, op: Operation, params: dict[str, Any], call: CallContext) -> Any:
+        check_raw_message(self.handler.limits, params, "params.")
         if call.version == V03:
             params = _v03().request_from_v03(op.name, params)
         return op.request_type.from_dict(params, field_prefix="params")

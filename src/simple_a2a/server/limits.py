@@ -80,6 +80,16 @@ def _json_size(value: object) -> int:
     return len(pydantic_core.to_json(value))
 
 
+def check_raw_message(limits: Limits, params: object, prefix: str = "") -> None:
+    """The parts count of a message still in its JSON form, before a model is built from
+    600,000 parts only to refuse it (the bindings call this; :func:`check_message` after)."""
+    message = params.get("message") if isinstance(params, dict) else None
+    parts = message.get("parts") if isinstance(message, dict) else None
+    if isinstance(parts, list) and len(parts) > limits.max_parts_per_message:
+        field = f"{prefix}message.parts"
+        raise limits.refuse("max_parts_per_message", len(parts), field=field)
+
+
 def check_message(limits: Limits, request: SendMessageRequest) -> None:
     """Spec §3.1.1 sets no bound; ours (#16 item 3): parts per message and metadata bytes."""
     message = request.message

@@ -38,6 +38,7 @@ from .http import (
     sse_response,
     validate,
 )
+from .limits import check_raw_message
 from .tasks import StreamItem, encode_event
 
 log = logging.getLogger("simple_a2a.server")
@@ -110,6 +111,7 @@ class RESTBinding:
             body = rest_v03.request_up(op.name, body)
         query = parse_query(op.request_type, request.query_params.multi_items(), ignore=path_params)
         data = {**body, **query, **path_params}
+        check_raw_message(self.handler.limits, data)
         offload = self.handler.limits.offload_validation_bytes
         return await validate(request, lambda: op.request_type.from_dict(data), offload)
 
