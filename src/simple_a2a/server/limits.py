@@ -28,7 +28,7 @@ class Limits:
 
     #: entries in one JSON-RPC batch (above: -32600 for the whole batch)
     max_batch_entries: int = 100
-    #: bytes of one JSON-RPC batch answer (entries past it answer -32603 naming the limit)
+    #: bytes of one JSON-RPC batch answer (the entries left answer -32600 naming it, not run)
     max_batch_answer_bytes: int = 10 * 1024 * 1024
     #: parts in one message (SendMessage; above: -32602 naming the field)
     max_parts_per_message: int = 1_000
