@@ -4,6 +4,7 @@ import simple_a2a
 from simple_a2a import TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent
 
 from .._common import Checks, state, title, url
+from . import tracing
 
 check = Checks()
 TEXT = "hello brave new world"
@@ -11,6 +12,13 @@ TEXT = "hello brave new world"
 title(f"Pipeline: {TEXT!r}")
 final = None
 result = None
+if tracing.ENABLED:  # A2A_DEMO_TRACE=1: the whole chain is one trace under this span
+    from opentelemetry import trace
+
+    tracing.enable(printer=False)
+    root = trace.get_tracer("demo07").start_as_current_span("demo07 client")
+    span = root.__enter__()
+    print(f"  trace id {span.get_span_context().trace_id:032x} (the server prints its tree)")
 with simple_a2a.client(url("/pipeline")) as pipeline:
     for event in pipeline.stream(TEXT):
         if isinstance(event, TaskStatusUpdateEvent):

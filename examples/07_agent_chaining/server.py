@@ -10,6 +10,7 @@ from simple_a2a import Task
 from simple_a2a.server import RequestContext, agent
 
 from .._common import card, serve, skill, url
+from . import tracing
 
 
 @agent
@@ -65,4 +66,6 @@ AGENTS = {
 }
 
 if __name__ == "__main__":
+    if tracing.ENABLED:  # A2A_DEMO_TRACE=1: print one trace tree per request (the otel extra)
+        tracing.enable(printer=True)
     serve(simple_a2a.multi_server(AGENTS))

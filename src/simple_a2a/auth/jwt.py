@@ -8,7 +8,6 @@ token cannot be "signed" with the public key (algorithm confusion).
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,10 +18,11 @@ from starlette.requests import HTTPConnection
 
 from ..protocol.card import HTTPAuthSecurityScheme, OpenIdConnectSecurityScheme, SecurityScheme
 from ..protocol.errors import AuthenticationError, InternalError
+from ..protocol.logcontext import library_logger
 from .base import bearer_token
 from .caller import Caller
 
-log = logging.getLogger("simple_a2a.auth")
+log = library_logger("simple_a2a.auth")
 
 ASYMMETRIC = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512")
 DISCOVERY = "/.well-known/openid-configuration"

@@ -8,17 +8,17 @@ Paths in ``public_paths`` (the Agent Card) are not authenticated at all.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..protocol.errors import A2AError, InternalError
+from ..protocol.logcontext import library_logger
 from .base import AuthLike, as_policy
 from .caller import CALLER_KEY, FAILURE_KEY
 
-log = logging.getLogger("simple_a2a.auth")
+log = library_logger("simple_a2a.auth")
 
 
 class AuthMiddleware:

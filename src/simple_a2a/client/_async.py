@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import logging
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
@@ -18,6 +17,7 @@ import httpx
 from simple_a2a.protocol._base import A2AModel
 from simple_a2a.protocol.card import AgentCard, AgentInterface
 from simple_a2a.protocol.errors import A2AError
+from simple_a2a.protocol.logcontext import library_logger
 from simple_a2a.protocol.models import (
     FINAL_STATES,
     TERMINAL_STATES,
@@ -47,7 +47,7 @@ from .transport import DEFAULT, TRANSPORTS, SSEEvent, TimeoutTypes, Transport, i
 
 __all__ = ["AsyncClient", "Content"]
 
-log = logging.getLogger("simple_a2a.client")
+log = library_logger("simple_a2a.client")
 M = TypeVar("M", bound=A2AModel)
 
 #: What ``send`` and ``stream`` accept: a string, a part, a list of strings/parts, a Message.

@@ -14,12 +14,12 @@ agent sent without enforcing the state machine, since the agent is the authority
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from simple_a2a.protocol.errors import A2AError
+from simple_a2a.protocol.logcontext import library_logger
 from simple_a2a.protocol.models import (
     FINAL_STATES,
     INTERRUPTED_STATES,
@@ -37,7 +37,7 @@ from .transport import SSEEvent, invalid
 
 __all__ = ["ReconnectPolicy", "RetryPolicy", "TaskAccumulator", "afold", "fold"]
 
-log = logging.getLogger("simple_a2a.client")
+log = library_logger("simple_a2a.client")
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ import contextlib
 import gc
 import hashlib
 import json
-import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from typing import Any
@@ -39,6 +38,7 @@ from ..protocol.card import (
     AgentCardSignature,
     AgentInterface,
 )
+from ..protocol.logcontext import library_logger
 from ..protocol.push import JWKS_PATH
 from ..protocol.rest import MethodNotAllowedError
 from ..protocol.telemetry import TELEMETRY
@@ -59,7 +59,7 @@ from .serving import run_uvicorn, serve_uvicorn
 from .tasks import TaskManager
 from .telemetry import instrument_server
 
-log = logging.getLogger("simple_a2a.server")
+log = library_logger("simple_a2a.server")
 
 #: Scope key set by :func:`~simple_a2a.server.multi.multi_server`: the mount answers its prefix
 #: without a trailing slash, so interface URLs need none.

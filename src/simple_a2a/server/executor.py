@@ -21,18 +21,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio.to_thread
 
 from ..protocol import states
+from ..protocol.logcontext import library_logger
 from ..protocol.models import Artifact, Message, new_id
 from ..protocol.states import TaskStateError
 from .context import RequestContext, _as_artifacts
 
-log = logging.getLogger("simple_a2a.server")
+log = library_logger("simple_a2a.server")
 
 FAILURE_MESSAGE = "The agent failed while working on this task."
 TIMEOUT_MESSAGE = "The agent did not finish in time."

@@ -21,7 +21,6 @@ Needs the ``grpc`` extra: ``pip install 'simple-a2a[grpc]'``.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +37,7 @@ from ..protocol.grpc_codec import (
     to_dict,
     to_message,
 )
+from ..protocol.logcontext import library_logger
 from ..protocol.operations import OPERATIONS, Operation
 from ..protocol.versions import V03, negotiate
 from .context import CallContext, Caller
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = ["A2AServicer", "add_to_server", "serve_grpc"]
 
-log = logging.getLogger("simple_a2a.server")
+log = library_logger("simple_a2a.server")
 
 #: ``grpc.aio.ServicerContext`` (grpcio ships no type information)
 Context = Any

@@ -15,16 +15,17 @@ import binascii
 import contextlib
 import functools
 import json
-import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import errors as e
+from ..protocol import logcontext
 from ..protocol import requests as rq
 from ..protocol._base import trusted
 from ..protocol.card import AgentCard
+from ..protocol.logcontext import library_logger
 from ..protocol.models import (
     TERMINAL_STATES,
     Message,
@@ -47,12 +48,12 @@ from .executor import AgentExecutor, as_executor, run_executor
 from .leases import LeaseKeeper, claim_follow_up
 from .limits import DEFAULT_LIMITS, Limits, check_config_count, check_message, config_page
 from .tasks import StreamItem, TaskManager
-from .telemetry import traced_executor, traced_operation
+from .telemetry import bind_request, traced_executor, traced_operation
 
 if TYPE_CHECKING:
     from .push import PushService
 
-log = logging.getLogger("simple_a2a.server")
+log = library_logger("simple_a2a.server")
 
 ExtendedCardProvider = Callable[[Caller | None], "AgentCard | Awaitable[AgentCard]"]
 MAX_PAGE_SIZE = 100
@@ -154,14 +155,18 @@ class RequestHandler:
         method = getattr(self, _METHODS[operation])
         if call.tenant is None:
             call.tenant = getattr(request, "tenant", None) or None
-        if TELEMETRY.on:  # a SERVER span (docs/observability.md)
-            return await traced_operation(
-                lambda: self._run_operation(method, operation, request, call),
-                operation,
-                request,
-                call,
-            )
-        return await self._run_operation(method, operation, request, call)
+        token = bind_request(operation, request, call)  # log fields (docs/observability.md)
+        try:
+            if TELEMETRY.on:  # a SERVER span
+                return await traced_operation(
+                    lambda: self._run_operation(method, operation, request, call),
+                    operation,
+                    request,
+                    call,
+                )
+            return await self._run_operation(method, operation, request, call)
+        finally:
+            logcontext.reset(token)
 
     async def _run_operation(
         self, method: Any, operation: str, request: Any, call: CallContext
@@ -389,6 +394,7 @@ class RequestHandler:
                 await asyncio.wait_for(asyncio.shield(execution.runner), timeout)
 
     async def _run(self, ctx: RequestContext) -> None:
+        logcontext.bind(task_id=ctx.task_id, context_id=ctx.context_id)  # the runner's own task
         try:
             run = functools.partial(run_executor, self.executor, ctx, timeout=self.executor_timeout)
             await (traced_executor(run, ctx) if TELEMETRY.on else run())

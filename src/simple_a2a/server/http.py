@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
-import logging
 import math
 import re
 from collections.abc import AsyncIterator, Callable
@@ -22,6 +21,7 @@ from ..protocol import errors as e
 from ..protocol import sse
 from ..protocol.card import AgentCard
 from ..protocol.extensions import activate_extensions, split_list
+from ..protocol.logcontext import library_logger
 from ..protocol.versions import HEADER as VERSION_HEADER
 from ..protocol.versions import negotiate
 from .context import CallContext
@@ -30,7 +30,7 @@ from .tasks import StreamItem
 if TYPE_CHECKING:
     pass
 
-log = logging.getLogger("simple_a2a.server")
+log = library_logger("simple_a2a.server")
 T = TypeVar("T")
 
 #: The HTTP request being served (set by :func:`call_context`), for what needs its URL.

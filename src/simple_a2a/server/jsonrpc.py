@@ -8,7 +8,6 @@ inside a batch gets an error entry (a batch has one JSON answer, a stream cannot
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import Any
 
 from starlette.requests import Request
@@ -19,6 +18,7 @@ from ..auth.caller import scope_failure
 from ..protocol import errors as e
 from ..protocol import jsonrpc as rpc
 from ..protocol.card import JSONRPC
+from ..protocol.logcontext import library_logger
 from ..protocol.operations import OPERATIONS_BY_METHOD, V03_METHODS, Operation
 from ..protocol.requests import StreamResponse
 from ..protocol.versions import V03
@@ -39,7 +39,7 @@ from .http import (
 from .limits import check_raw_message
 from .tasks import StreamItem, encode_event
 
-log = logging.getLogger("simple_a2a.server")
+log = library_logger("simple_a2a.server")
 
 
 def _v03() -> Any:

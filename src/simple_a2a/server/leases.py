@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import secrets
 import socket
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from ..protocol.logcontext import library_logger
 from ..protocol.models import Task, TaskState, trusted_status
 from ..protocol.reducer import is_final_event
 from ..protocol.requests import StreamResponse
@@ -43,7 +43,7 @@ from ..storage.base import LeaseKind, LeaseStore, StoredTask
 if TYPE_CHECKING:
     from .handler import RequestHandler
 
-log = logging.getLogger("simple_a2a.server")
+log = library_logger("simple_a2a.server")
 
 DEFAULT_LEASE_TTL = 10.0
 DEFAULT_SCAN_INTERVAL = 2.5

@@ -5,9 +5,9 @@ to a ``resumable`` executor. Driven by the lease scan (:mod:`.leases`) and, at s
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
+from ..protocol.logcontext import library_logger
 from ..protocol.models import ACTIVE_STATES, Message, TaskState, TaskStatusUpdateEvent, status_now
 from ..protocol.requests import StreamResponse
 from ..storage.base import StoredTask
@@ -16,7 +16,7 @@ from .context import CallContext, Caller, RequestContext
 if TYPE_CHECKING:
     from .handler import RequestHandler
 
-log = logging.getLogger("simple_a2a.server")
+log = library_logger("simple_a2a.server")
 
 RESTART_MESSAGE = "The server restarted while this task was running; it was not finished."
 

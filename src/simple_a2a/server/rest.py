@@ -13,7 +13,6 @@ base URL (``""`` by default: ``<base>/message:send``).
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from starlette.requests import Request
@@ -23,6 +22,7 @@ from starlette.types import Receive, Scope, Send
 from ..protocol import errors as e
 from ..protocol import rest_v03
 from ..protocol.card import HTTP_JSON
+from ..protocol.logcontext import library_logger
 from ..protocol.operations import Operation
 from ..protocol.rest import MethodNotAllowedError, RouteNotFoundError, RouteTable, parse_query
 from ..protocol.versions import V03
@@ -41,7 +41,7 @@ from .http import (
 from .limits import check_raw_message
 from .tasks import StreamItem, encode_event
 
-log = logging.getLogger("simple_a2a.server")
+log = library_logger("simple_a2a.server")
 
 ROUTES = RouteTable()
 

@@ -9,13 +9,13 @@ Interrupted and active tasks are never swept.
 from __future__ import annotations
 
 import asyncio
-import logging
 from datetime import datetime, timedelta, timezone
 
+from ..protocol.logcontext import library_logger
 from ..protocol.models import TERMINAL_STATES
 from ..storage.base import Storage, TaskQuery
 
-log = logging.getLogger("simple_a2a.server")
+log = library_logger("simple_a2a.server")
 
 
 class RetentionSweeper:

@@ -9,18 +9,18 @@ many subscribers, reconnects with ``Last-Event-ID`` and replay of finished tasks
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from ..protocol._base import trusted
+from ..protocol.logcontext import library_logger
 from ..protocol.models import FINAL_STATES, Task, TaskState
 from ..protocol.reducer import apply_event, is_final_event
 from ..protocol.requests import StreamResponse
 from ..storage.base import ConcurrentUpdateError, Storage, StoredTask, TaskChange
 
-log = logging.getLogger("simple_a2a.server")
+log = library_logger("simple_a2a.server")
 
 #: Called after every recorded event (push delivery hooks in here).
 EventHook = Callable[[str, int, StreamResponse, Task], Awaitable[None]]

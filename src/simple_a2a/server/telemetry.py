@@ -16,12 +16,14 @@ Each is called from the handler, executor runner, server or push dispatcher with
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..protocol import logcontext
 from ..protocol.telemetry import ATTR, TELEMETRY, annotate, extract_context, record_error
 
 if TYPE_CHECKING:
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from .context import CallContext, RequestContext
 
 __all__ = [
+    "bind_request",
     "instrument_server",
     "instrument_storage",
     "push_suspended",
@@ -40,6 +43,25 @@ __all__ = [
 
 #: the outcome attribute of request and push metrics: "ok" or the error's class name
 OUTCOME = "a2a.outcome"
+
+
+def bind_request(operation: str, request: Any, call: CallContext) -> Any:
+    """Bind the request's log fields (operation, caller, task and context ids); returns the
+    token for :func:`simple_a2a.protocol.logcontext.reset`."""
+    message = getattr(request, "message", None)
+    task_id = getattr(message, "task_id", None) or getattr(request, "task_id", None)
+    if task_id is None and operation in _BY_ID:
+        task_id = getattr(request, "id", None)
+    return logcontext.bind(
+        operation=operation,
+        caller=call.caller.identity if call.caller is not None else None,
+        task_id=task_id,
+        context_id=getattr(message, "context_id", None),
+    )
+
+
+#: operations whose ``id`` field is a task id
+_BY_ID = frozenset({"GetTask", "CancelTask", "SubscribeToTask"})
 
 
 async def traced_operation(
@@ -190,6 +212,7 @@ def push_suspended() -> None:
         TELEMETRY.metrics.push_suspended.add(1)
 
 
+_IN_STORAGE: contextvars.ContextVar[bool] = contextvars.ContextVar("a2a_in_storage", default=False)
 _STORES = ("tasks", "events", "push_configs", "push_cursors", "leases")
 
 
@@ -210,11 +233,19 @@ def instrument_storage(storage: Storage) -> None:
 def _traced_method(method: Callable[..., Awaitable[Any]], label: str) -> Any:
     @functools.wraps(method)
     async def traced(*args: Any, **kwargs: Any) -> Any:
-        if not TELEMETRY.on or not TELEMETRY.trace.get_current_span().is_recording():
-            return await method(*args, **kwargs)
-        with TELEMETRY.tracer.start_as_current_span(
-            f"a2a.storage {label}", attributes={ATTR.STORAGE_OPERATION: label}
+        if (
+            not TELEMETRY.on
+            or _IN_STORAGE.get()  # one span per storage call, not per nested store call
+            or not TELEMETRY.trace.get_current_span().is_recording()
         ):
             return await method(*args, **kwargs)
+        token = _IN_STORAGE.set(True)
+        try:
+            with TELEMETRY.tracer.start_as_current_span(
+                f"a2a.storage {label}", attributes={ATTR.STORAGE_OPERATION: label}
+            ):
+                return await method(*args, **kwargs)
+        finally:
+            _IN_STORAGE.reset(token)
 
     return traced

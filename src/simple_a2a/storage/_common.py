@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ..protocol.logcontext import library_logger
 from ..protocol.models import Task, TaskPushNotificationConfig, TaskState
 from ..protocol.requests import StreamResponse
 from .base import (
@@ -32,7 +32,7 @@ from .base import (
     TaskQuery,
 )
 
-log = logging.getLogger("simple_a2a.storage")
+log = library_logger("simple_a2a.storage")
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _US = timedelta(microseconds=1)

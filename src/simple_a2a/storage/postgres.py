@@ -37,12 +37,12 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..protocol.logcontext import library_logger
 from ..protocol.models import Task, TaskPushNotificationConfig
 from ..protocol.requests import StreamResponse
 from ._common import (
@@ -83,7 +83,7 @@ from .base import (
 if TYPE_CHECKING:
     import asyncpg  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-log = logging.getLogger("simple_a2a.storage.postgres")
+log = library_logger("simple_a2a.storage.postgres")
 
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 

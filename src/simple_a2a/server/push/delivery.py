@@ -30,7 +30,6 @@ import asyncio
 import dataclasses
 import email.utils
 import functools
-import logging
 import random
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -39,6 +38,8 @@ from typing import TYPE_CHECKING
 import httpx
 
 from ...protocol import errors as e
+from ...protocol import logcontext
+from ...protocol.logcontext import library_logger
 from ...protocol.models import Task, TaskPushNotificationConfig
 from ...protocol.push import CONTENT_TYPE, SIGNATURE_HEADER, TOKEN_HEADERS
 from ...protocol.requests import StreamResponse
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     from ..tasks import TaskManager
     from .signing import SigningKeys
 
-log = logging.getLogger("simple_a2a.push")
+log = library_logger("simple_a2a.push")
 
 RETRYABLE_STATUS = frozenset({408, 425, 429})
 
@@ -292,6 +293,7 @@ class PushDispatcher:
             await asyncio.wait([worker.runner], timeout=5)
 
     async def _run(self, key: tuple[str, str], worker: _Worker) -> None:
+        logcontext.bind(task_id=key[0], push_config_id=key[1])  # this worker's own context
         leases = self.leases
         try:
             if leases is None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import logging
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
@@ -28,7 +27,9 @@ from typing import Any
 import httpcore
 import httpx
 
-log = logging.getLogger("simple_a2a.push")
+from ...protocol.logcontext import library_logger
+
+log = library_logger("simple_a2a.push")
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
