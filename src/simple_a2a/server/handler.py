@@ -48,7 +48,7 @@ from .executor import AgentExecutor, as_executor, run_executor
 from .leases import LeaseKeeper, claim_follow_up
 from .limits import DEFAULT_LIMITS, Limits, check_config_count, check_message, config_page
 from .tasks import StreamItem, TaskManager
-from .telemetry import bind_request, traced_executor, traced_operation
+from .telemetry import observed, traced_executor
 
 if TYPE_CHECKING:
     from .push import PushService
@@ -155,18 +155,8 @@ class RequestHandler:
         method = getattr(self, _METHODS[operation])
         if call.tenant is None:
             call.tenant = getattr(request, "tenant", None) or None
-        token = bind_request(operation, request, call)  # log fields (docs/observability.md)
-        try:
-            if TELEMETRY.on:  # a SERVER span
-                return await traced_operation(
-                    lambda: self._run_operation(method, operation, request, call),
-                    operation,
-                    request,
-                    call,
-                )
-            return await self._run_operation(method, operation, request, call)
-        finally:
-            logcontext.reset(token)
+        run = functools.partial(self._run_operation, method, operation, request, call)
+        return await observed(run, operation, request, call)  # logs, spans: docs/observability.md
 
     async def _run_operation(
         self, method: Any, operation: str, request: Any, call: CallContext

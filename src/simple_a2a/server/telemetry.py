@@ -35,6 +35,7 @@ __all__ = [
     "bind_request",
     "instrument_server",
     "instrument_storage",
+    "observed",
     "push_suspended",
     "traced_executor",
     "traced_operation",
@@ -43,6 +44,19 @@ __all__ = [
 
 #: the outcome attribute of request and push metrics: "ok" or the error's class name
 OUTCOME = "a2a.outcome"
+
+
+async def observed(
+    run: Callable[[], Awaitable[Any]], operation: str, request: Any, call: CallContext
+) -> Any:
+    """Run one operation with its log fields bound and, when telemetry is on, its span."""
+    token = bind_request(operation, request, call)
+    try:
+        if TELEMETRY.on:
+            return await traced_operation(run, operation, request, call)
+        return await run()
+    finally:
+        logcontext.reset(token)
 
 
 def bind_request(operation: str, request: Any, call: CallContext) -> Any:
