@@ -3,8 +3,8 @@
 The public API is what this module re-exports; everything else is private.
 """
 
-# ``client`` (the function) deliberately shadows the ``simple_a2a.client`` package as an
-# attribute; import the package's other names with ``from simple_a2a.client import ...``.
+from typing import TYPE_CHECKING
+
 from .client import AsyncClient as AsyncClient
 from .client import Client as Client
 from .client import ClientError as ClientError
@@ -15,18 +15,25 @@ from .client import NegotiationError as NegotiationError
 from .client import StreamInterruptedError as StreamInterruptedError
 from .client import SyncClientInAsyncContextError as SyncClientInAsyncContextError
 from .client import TransportError as TransportError
-from .client import client as client
 from .protocol import *  # noqa: F403
 from .protocol import __all__ as _protocol_names
-
-# ``server`` (the function) likewise shadows the ``simple_a2a.server`` package as an attribute.
 from .server import A2AServer as A2AServer
 from .server import AgentExecutor as AgentExecutor
 from .server import MultiServer as MultiServer
 from .server import RequestContext as RequestContext
 from .server import agent as agent
 from .server import multi_server as multi_server
-from .server import server as server
+
+# ``simple_a2a.server`` and ``simple_a2a.client`` are the subpackages, and they are callable:
+# ``simple_a2a.server(card, executor)`` and ``simple_a2a.client(url)`` (the seed's API) call the
+# functions of the same name, and ``import simple_a2a.server`` gives the package, as expected.
+# Type checkers see the functions (a callable module has no static type).
+if TYPE_CHECKING:
+    from .client import client as client
+    from .server import server as server
+else:
+    from . import client as client
+    from . import server as server
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,14 @@
 """The A2A client: ``Client`` (blocking) and ``AsyncClient``, one implementation.
 
 ``simple_a2a.client(url).send("hello")`` is a round trip. See ``docs/client.md``.
+
+``simple_a2a.client`` is this package, and calling it is :func:`client`: the package is
+callable, so ``import simple_a2a.client`` gives the package and never a function in its place.
 """
+
+import sys
+import types
+from typing import Any
 
 from ._async import AsyncClient, Content
 from ._sync import Client, ClientOptions, client
@@ -57,3 +64,13 @@ __all__ = [
     "fold",
     "select_interface",
 ]
+
+
+class _CallablePackage(types.ModuleType):
+    """This package's module type: calling it opens a client, as :func:`client` does."""
+
+    def __call__(self, *args: Any, **options: Any) -> Client:
+        return client(*args, **options)
+
+
+sys.modules[__name__].__class__ = _CallablePackage

@@ -1,4 +1,13 @@
-"""The server room: executor API, request handler, task manager and the HTTP bindings."""
+"""The server room: executor API, request handler, task manager and the HTTP bindings.
+
+``simple_a2a.server`` is this package, and calling it is :func:`server` (the seed's API,
+``simple_a2a.server(card, executor)``): the package is callable, so ``import simple_a2a.server``
+gives the package and never a function in its place.
+"""
+
+import sys
+import types
+from typing import Any
 
 from .app import A2AServer, server
 from .context import CallContext, Caller, CancelSignal, RequestContext, TaskHandle
@@ -25,3 +34,13 @@ __all__ = [
     "multi_server",
     "server",
 ]
+
+
+class _CallablePackage(types.ModuleType):
+    """This package's module type: calling it builds a server, as :func:`server` does."""
+
+    def __call__(self, *args: Any, **options: Any) -> A2AServer:
+        return server(*args, **options)
+
+
+sys.modules[__name__].__class__ = _CallablePackage

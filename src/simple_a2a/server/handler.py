@@ -10,14 +10,10 @@ binding can still answer an error before it starts a stream.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
 import functools
-import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import errors as e
@@ -47,6 +43,13 @@ from .context import CallContext, Caller, RequestContext
 from .executor import AgentExecutor, as_executor, run_executor
 from .leases import LeaseKeeper, claim_follow_up
 from .limits import DEFAULT_LIMITS, Limits, check_config_count, check_message, config_page
+from .paging import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    decode_page_token,
+    encode_page_token,
+    trim_history,
+)
 from .tasks import StreamItem, TaskManager
 from .telemetry import observed, traced_executor
 
@@ -56,9 +59,7 @@ if TYPE_CHECKING:
 log = library_logger("simple_a2a.server")
 
 ExtendedCardProvider = Callable[[Caller | None], "AgentCard | Awaitable[AgentCard]"]
-MAX_PAGE_SIZE = 100
 RESTART_MESSAGE = recovery.RESTART_MESSAGE
-DEFAULT_PAGE_SIZE = 50
 
 
 def _busy(task_id: str) -> e.A2AError:
@@ -67,33 +68,6 @@ def _busy(task_id: str) -> e.A2AError:
         "returns or asks for input",
         task_id=task_id,
     )
-
-
-def trim_history(task: Task, history_length: int | None, cap: int | None) -> Task:
-    """Spec §3.2.4: unset → server default (all, up to ``cap``); 0 → none; n → the last n."""
-    if history_length is not None and history_length < 0:
-        raise e.InvalidParamsError("historyLength must be >= 0", field="historyLength")
-    limit = history_length if history_length is not None else cap
-    if limit is not None and cap is not None:
-        limit = min(limit, cap)
-    if limit is None or len(task.history) <= limit:
-        return task
-    return task.model_copy(update={"history": task.history[-limit:] if limit else []})
-
-
-def encode_page_token(task: Task) -> str:
-    ts = task.status.timestamp.isoformat() if task.status.timestamp else ""
-    raw = json.dumps([ts, task.id], separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_page_token(token: str) -> tuple[datetime, str]:
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        ts, task_id = json.loads(raw)
-        return datetime.fromisoformat(ts), str(task_id)
-    except (ValueError, TypeError, binascii.Error) as exc:
-        raise e.InvalidParamsError("pageToken is not a token this server issued") from exc
 
 
 class _Execution:
