@@ -33,8 +33,12 @@ from simple_a2a.protocol import rest_v03, v03
 from simple_a2a.protocol.errors import (
     ALL_ERRORS,
     A2AError,
+    ContentTypeNotSupportedError,
     InvalidAgentResponseError,
+    InvalidParamsError,
+    TaskNotCancelableError,
     TaskNotFoundError,
+    UnsupportedOperationError,
     error_from_jsonrpc,
     error_from_rest,
 )
@@ -531,6 +535,17 @@ TASK_PATH_OPERATIONS = frozenset(
 EMPTY_RESULT_OPERATIONS = frozenset({"DeleteTaskPushNotificationConfig"})
 
 
+#: The statuses the 0.3 Python SDK's REST app answers with a bare ``{"message"}`` body
+#: (its ``A2AErrorToHttpStatus``), read when no typed body says more.
+FLAT_BODY_STATUSES: dict[int, type[A2AError]] = {
+    409: TaskNotCancelableError,
+    415: ContentTypeNotSupportedError,
+    422: InvalidParamsError,
+    501: UnsupportedOperationError,
+    502: InvalidAgentResponseError,
+}
+
+
 def rest_error(operation: str, body: Any, status: int) -> A2AError:
     """The typed error of an HTTP+JSON error answer.
 
@@ -544,6 +559,8 @@ def rest_error(operation: str, body: Any, status: int) -> A2AError:
             return error_from_jsonrpc({"code": code, "message": body.get("message") or ""})
         if isinstance(name, str) and (cls := ERRORS_BY_NAME.get(name)) is not None:
             return cls(str(body.get("message") or name))
+        if (cls := FLAT_BODY_STATUSES.get(status)) is not None:
+            return cls(str(body.get("message") or f"HTTP {status}"))
     err = error_from_rest(body, status)
     if status == 404 and operation in TASK_PATH_OPERATIONS and type(err) is not TaskNotFoundError:
         has_reason = isinstance(body, dict) and isinstance(body.get("error"), dict)

@@ -1,0 +1,69 @@
+"""The interop peers installed by ``scripts/peers`` and run as real OS processes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+SDK03_PYTHON = ROOT / ".venv-sdk03" / "bin" / "python"
+
+
+def sdk03_python() -> str:
+    """The interpreter of the official Python SDK 0.3.26's venv, or skip saying why."""
+    if not SDK03_PYTHON.exists():
+        pytest.skip("the Python SDK 0.3.26 venv is missing: run bash scripts/peers")
+    return str(SDK03_PYTHON)
+
+
+@contextlib.contextmanager
+def sdk03_agent() -> Iterator[str]:
+    """Run tests/interop/sdk03_agent.py with the 0.3.26 SDK; yield its base URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sdk03_python(), str(HERE / "sdk03_agent.py"), str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"the SDK 0.3.26 agent exited: {process.stderr.read()!r}")  # type: ignore[union-attr]
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(base + "/.well-known/agent-card.json").status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError("the SDK 0.3.26 agent did not start")
+            time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def run_sdk03_client(base: str, transport: str, hook: str) -> dict[str, Any]:
+    """Run tests/interop/sdk03_client.py with the 0.3.26 SDK against ``base``."""
+    done = subprocess.run(
+        [sdk03_python(), str(HERE / "sdk03_client.py"), base, transport, hook],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"the SDK 0.3.26 client failed: {done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result

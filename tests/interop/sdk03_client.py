@@ -1,0 +1,135 @@
+"""The official Python SDK 0.3.26's client driving an agent, run as a process from
+``.venv-sdk03`` (``scripts/peers``): ``python sdk03_client.py BASE_URL TRANSPORT HOOK_URL``.
+Not imported by the test suite.
+
+Runs every operation the SDK's 0.3 client has against the agent's card (the agent's echo/steps/
+slow/reply commands, tests/support/agents.py) and prints one JSON object: step → what came
+back, or ``"error: <class name>"`` when the step raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import uuid
+from typing import Any
+
+import httpx
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.types import (
+    GetTaskPushNotificationConfigParams,
+    Message,
+    Part,
+    PushNotificationConfig,
+    Role,
+    Task,
+    TaskIdParams,
+    TaskPushNotificationConfig,
+    TaskQueryParams,
+    TextPart,
+)
+
+
+def message(text: str, **ids: Any) -> Message:
+    return Message(
+        role=Role.user, parts=[Part(root=TextPart(text=text))], message_id=uuid.uuid4().hex, **ids
+    )
+
+
+async def last_task(client: Any, msg: Message) -> Task:
+    result: Any = None
+    async for event in client.send_message(msg):
+        result = event
+    return result[0] if isinstance(result, tuple) else result
+
+
+async def step(results: dict[str, Any], name: str, coro: Any) -> Any:
+    try:
+        value = await coro
+    except Exception as exc:  # the step's outcome is what the test checks
+        error = getattr(exc, "error", None)
+        code = getattr(error, "code", None) or getattr(exc, "status_code", None)
+        results[name] = f"error: {type(exc).__name__} {code}"
+        return None
+    return value
+
+
+async def main(base: str, transport: str, hook: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    async with httpx.AsyncClient(timeout=10) as http:
+        card = await A2ACardResolver(http, base).get_agent_card()
+        unary = ClientFactory(
+            ClientConfig(httpx_client=http, supported_transports=[transport], streaming=False)
+        ).create(card)
+        streaming = ClientFactory(
+            ClientConfig(httpx_client=http, supported_transports=[transport], streaming=True)
+        ).create(card)
+        polling = ClientFactory(
+            ClientConfig(
+                httpx_client=http,
+                supported_transports=[transport],
+                polling=True,
+                streaming=False,
+            )
+        ).create(card)
+        task = await step(out, "send", last_task(unary, message("echo hi")))
+        if task is not None:
+            out["send"] = [task.status.state.value, task.artifacts[0].parts[0].root.text]
+            got = await step(out, "get", unary.get_task(TaskQueryParams(id=task.id)))
+            if got is not None:
+                out["get"] = [got.id == task.id, got.status.state.value]
+            follow = message("echo again", context_id=task.context_id)
+            again = await step(out, "multi_turn", last_task(unary, follow))
+            if again is not None:
+                out["multi_turn"] = again.context_id == task.context_id
+        reply = await step(out, "reply", last_task(unary, message("reply there")))
+        if reply is not None:
+            out["reply"] = reply.parts[0].root.text
+        events: list[Any] = []
+
+        async def stream() -> None:
+            async for event in streaming.send_message(message("steps 3")):
+                events.append(event)
+
+        await step(out, "stream", stream())
+        out.setdefault("stream", [e[0].status.state.value for e in events[-1:]])
+        await step(out, "get_missing", unary.get_task(TaskQueryParams(id="missing")))
+        out.setdefault("get_missing", "no error")
+        # cancel and subscribe (the SDK calls it resubscribe)
+        slow = await step(out, "slow", last_task(polling, message("slow")))
+        if slow is not None:
+            seen: list[Any] = []
+
+            async def follow_up() -> None:
+                async for event in streaming.resubscribe(TaskIdParams(id=slow.id)):
+                    seen.append(event)
+
+            follower = asyncio.create_task(follow_up())
+            await asyncio.sleep(0.3)
+            canceled = await step(out, "cancel", unary.cancel_task(TaskIdParams(id=slow.id)))
+            if canceled is not None:
+                out["cancel"] = canceled.status.state.value
+            await step(out, "subscribe", asyncio.wait_for(follower, 5))
+            out.setdefault("subscribe", [e[0].status.state.value for e in seen[-1:]])
+            await step(out, "cancel_again", unary.cancel_task(TaskIdParams(id=slow.id)))
+            out.setdefault("cancel_again", "no error")
+        if task is not None:
+            config = TaskPushNotificationConfig(
+                task_id=task.id,
+                push_notification_config=PushNotificationConfig(id="c1", url=hook, token="tok"),
+            )
+            created = await step(out, "set_push", unary.set_task_callback(config))
+            if created is not None:
+                out["set_push"] = created.push_notification_config.id
+            params = GetTaskPushNotificationConfigParams(
+                id=task.id, push_notification_config_id="c1"
+            )
+            got_push = await step(out, "get_push", unary.get_task_callback(params))
+            if got_push is not None:
+                out["get_push"] = got_push.push_notification_config.url
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3]))))
