@@ -73,6 +73,7 @@ def soak_cluster(tmp_path: Path, webhook: tuple[WebhookReceiver, str]) -> Any:
             yield running
 
 
+@pytest.mark.timeout(1800 if FULL else 240)
 def test_soak_replicas_killed_at_random_lose_nothing(
     soak_cluster: tuple[Cluster, RoundRobinProxy], webhook: tuple[WebhookReceiver, str]
 ) -> None:
