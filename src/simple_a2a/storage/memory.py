@@ -97,6 +97,7 @@ class MemoryTaskStore(TaskStore):
         self._models: OrderedDict[str, Task] = OrderedDict()
         self._order: builtins.list[tuple[int, str]] = []  # ascending; ListTasks walks backwards
         self._per_owner: Counter[str | None] = Counter()
+        self._active: set[str] = set()  # submitted or working: what a recovery scan reads
 
     def _keep_hot(self, task_id: str, task: Task) -> None:
         models = self._models
@@ -115,14 +116,21 @@ class MemoryTaskStore(TaskStore):
         self._rows[task.id] = (1, owner, task.context_id, task.status.state.value, key, None)
         insort(self._order, (key, task.id))
         self._per_owner[owner] += 1
+        self._track(task.id, task.status.state.value)
         self._keep_hot(task.id, task)
         return 1
+
+    def _track(self, task_id: str, state: str) -> None:
+        if state in ACTIVE_STATES:
+            self._active.add(task_id)
+        else:
+            self._active.discard(task_id)
 
     def active_before(self, epoch_seconds: float) -> builtins.list[str]:
         """Submitted or working tasks whose status is older than that, oldest first."""
         limit = int(epoch_seconds * 1000)
-        found = [(row[4], tid) for tid, row in self._rows.items()
-                 if row[3] in ACTIVE_STATES and row[4] < limit]  # fmt: skip
+        rows = self._rows
+        found = [(rows[tid][4], tid) for tid in self._active if rows[tid][4] < limit]
         return [tid for _, tid in sorted(found)]
 
     def state_of(self, task_id: str) -> str | None:
@@ -163,6 +171,7 @@ class MemoryTaskStore(TaskStore):
         self._rows[task.id] = (
             version, current[1], task.context_id, task.status.state.value, key, None
         )  # fmt: skip
+        self._track(task.id, task.status.state.value)
         self._keep_hot(task.id, task)
         return version
 
@@ -217,6 +226,7 @@ class MemoryTaskStore(TaskStore):
         row = self._rows.pop(task_id, None)
         if row is None:
             return False
+        self._active.discard(task_id)
         self._models.pop(task_id, None)
         self._unindex(row[4], task_id)
         self._per_owner[row[1]] -= 1
