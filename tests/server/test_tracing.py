@@ -160,3 +160,24 @@ def test_tracing_off_makes_no_spans_and_imports_nothing() -> None:
     )
     subprocess.run([sys.executable, "-c", code], check=True)
     assert not TELEMETRY.on
+
+
+async def test_grpc_hop_carries_trace_context_in_metadata(spans: InMemorySpanExporter) -> None:
+    """The gRPC client puts traceparent in the call metadata; the gRPC server continues it."""
+    pytest.importorskip("grpc")
+    from tests.grpc.grpc_served import start
+
+    served = await start(_card("G", streaming=True), leaf, push=None)
+    try:
+        async with served.client() as client:
+            assert (await client.send("x")).text == "C(x)"  # type: ignore[union-attr]
+            assert [e async for e in client.stream("y")]
+    finally:
+        await served.close()
+    finished = list(spans.get_finished_spans())
+    for operation in ("SendMessage", "SendStreamingMessage"):
+        (server_span,) = _by(finished, f"a2a/{operation}", SpanKind.SERVER)
+        (client_span,) = _by(finished, f"a2a/{operation}", SpanKind.CLIENT)
+        assert server_span.attributes["a2a.binding"] == "GRPC"  # type: ignore[index]
+        assert client_span.attributes["a2a.binding"] == "GRPC"  # type: ignore[index]
+        assert _parent(server_span, finished) is client_span
