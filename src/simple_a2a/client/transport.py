@@ -160,14 +160,22 @@ def not_a2a(response: httpx.Response) -> A2AError:
     )
 
 
-def check_a2a_answer(response: httpx.Response, body: Any) -> None:
+def is_v03_rest_error(body: Any) -> bool:
+    """The 0.3 Python SDK's REST error body: ``{"message": str}`` (and maybe ``type``/``code``)."""
+    return isinstance(body, dict) and isinstance(body.get("message"), str)
+
+
+def check_a2a_answer(response: httpx.Response, body: Any, *, v03_rest: bool = False) -> None:
     """Raise :func:`not_a2a` unless ``body`` can be an A2A answer: an error status must carry
     an A2A error object (``{"error": {...}}``: JSON-RPC, or ``google.rpc.Status`` for HTTP+JSON,
-    spec §11.6), except 401/403 from a front; a success must be JSON (or empty)."""
+    spec §11.6; over 0.3 HTTP+JSON also the SDKs' flat ``{"message"}``), except 401/403 from a
+    front; a success must be JSON (or empty)."""
     status = response.status_code
     if status in _FRONT_STATUSES:
         return
     if status >= 400:
+        if v03_rest and is_v03_rest_error(body):
+            return
         if not (isinstance(body, dict) and isinstance(body.get("error"), dict)):
             raise not_a2a(response)  # a web server's 404 page, {"detail": "Not Found"}, ...
     elif body is None and response.content.strip():
@@ -225,7 +233,7 @@ class SSEStream:
         ctype = response.headers.get("content-type", "").partition(";")[0].strip()
         if ctype != "text/event-stream":
             body = _decode(await response.aread(), response.status_code)
-            check_a2a_answer(response, body)
+            check_a2a_answer(response, body, v03_rest=transport.flat_errors)
             try:
                 transport._raise_for_body(operation, body, response.status_code)
             except A2AError as err:
@@ -281,6 +289,11 @@ class Transport:
     @property
     def is_v03(self) -> bool:
         return self.version.startswith("0.")
+
+    @property
+    def flat_errors(self) -> bool:
+        """Whether an error may come as the 0.3 SDKs' flat REST body (``{"message"}``)."""
+        return self.is_v03 and self.binding == "HTTP+JSON"
 
     #: 1.0 request → the 0.3 wire shape, and the 0.3 answer → 1.0, for this binding
     #: (0.3 JSON-RPC's objects here; 0.3 REST carries the 0.3 proto's ProtoJSON instead).
@@ -360,7 +373,7 @@ class HTTPTransport(Transport):
         except httpx.HTTPError as exc:
             raise map_httpx_error(exc) from exc
         body = _decode(response.content, response.status_code)
-        check_a2a_answer(response, body)
+        check_a2a_answer(response, body, v03_rest=self.flat_errors)
         try:
             result = self._unwrap(operation, body, response.status_code)
         except A2AError as err:
