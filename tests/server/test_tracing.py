@@ -8,6 +8,7 @@ one trace: client → A's server span → A's executor → A's client span → B
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -181,3 +182,73 @@ async def test_grpc_hop_carries_trace_context_in_metadata(spans: InMemorySpanExp
         assert server_span.attributes["a2a.binding"] == "GRPC"  # type: ignore[index]
         assert client_span.attributes["a2a.binding"] == "GRPC"  # type: ignore[index]
         assert _parent(server_span, finished) is client_span
+
+
+async def test_three_agent_processes_one_trace(spans: InMemorySpanExporter, tmp_path: Path) -> None:
+    """Agents A → B → C as separate OS processes, each exporting its spans to a file: the test's
+    client span, and every process's spans, share one trace id and chain parent to child."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import free_port
+
+    script = Path(__file__).with_name("traced_agent.py")
+    ports = {name: free_port() for name in "ABC"}
+    urls = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
+    files = {name: tmp_path / f"{name}.jsonl" for name in "ABC"}
+    nexts = {"A": urls["B"], "B": urls["C"], "C": None}
+    procs = []
+    try:
+        for name in "CBA":
+            args = [sys.executable, str(script), name, str(ports[name]), str(files[name])]
+            procs.append(subprocess.Popen([*args, *([nexts[name]] if nexts[name] else [])]))
+        for name in "ABC":
+            _wait_for(urls[name])
+        async with AsyncClient(urls["A"]) as client:
+            answer = await client.send("hi")
+        assert answer.text == "A(B(C(hi)))"  # type: ignore[union-attr]
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(10)
+    remote = {
+        name: [json.loads(line) for line in files[name].read_text().splitlines()] for name in "ABC"
+    }
+    (root,) = _by(list(spans.get_finished_spans()), "a2a/SendMessage", SpanKind.CLIENT)
+    trace_id = f"{root.context.trace_id:032x}"
+    every = [s for name in "ABC" for s in remote[name] if not s["name"].startswith("a2a.storage")]
+    assert {s["trace_id"] for s in every} == {trace_id}
+    by_id = {s["span_id"]: s for s in every}
+    by_id[f"{root.context.span_id:016x}"] = {"name": "a2a/SendMessage", "kind": "CLIENT"}
+
+    def server_of(name: str) -> dict[str, Any]:
+        (span,) = [s for s in remote[name] if s["kind"] == "SERVER"]
+        return span
+
+    # each agent's server span is the child of the previous hop's client span, in another process
+    expected_parent = {"A": "test", "B": "A", "C": "B"}
+    for name, caller in expected_parent.items():
+        parent = by_id[server_of(name)["parent_id"]]
+        assert parent["kind"] == "CLIENT"
+        if caller != "test":
+            assert parent in remote[caller]
+            assert by_id[parent["parent_id"]]["name"] == "a2a.executor"
+        assert server_of(name)["attributes"]["a2a.task.state"] == "TASK_STATE_COMPLETED"
+
+
+def _wait_for(url: str, timeout: float = 20.0) -> None:
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(url + "/.well-known/agent-card.json", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError(url)
+        time.sleep(0.05)
