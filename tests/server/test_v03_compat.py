@@ -158,6 +158,7 @@ async def test_v1_rest_routes(client: httpx.AsyncClient) -> None:
     assert events[-1]["statusUpdate"]["final"] is True
     r = await client.get("/v1/tasks/nope")
     assert r.status_code == 404 and r.json()["type"] == "TaskNotFoundError"
+    assert r.json()["code"] == -32001  # the JSON-RPC code, for the JS 0.3 client (issue 15)
     assert r.json()["error"]["details"][0]["reason"] == "TASK_NOT_FOUND"
 
 

@@ -363,10 +363,11 @@ def result_up(operation: str, result: Any) -> Any:
     return result
 
 
-def error_extras(error_name: str, message: str) -> dict[str, str]:
-    """What the 0.3 SDKs read from a REST error body (``type`` = the error's class name)
-    beside the ``google.rpc.Status`` ``error`` member."""
-    return {"type": error_name, "message": message}
+def error_extras(error_name: str, message: str, code: int) -> dict[str, Any]:
+    """What 0.3 clients read from a REST error body, beside the ``google.rpc.Status`` ``error``
+    member: ``type`` (the error's class name, the Python SDKs), ``message``, and ``code``, the
+    JSON-RPC code (the JS SDK's 0.3 client types its errors by it; issue 15 item 6)."""
+    return {"type": error_name, "message": message, "code": code}
 
 
 def state_up(state: str) -> str:

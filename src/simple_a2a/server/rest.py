@@ -134,13 +134,13 @@ def _renderer(op: Operation, call: CallContext) -> Any:
 
 def error_response(err: e.A2AError, media_type: str, call: CallContext | None) -> Response:
     """A ``google.rpc.Status`` body with the error's §5.4 HTTP status (spec §11.6); for a 0.3
-    request also the ``type``/``message`` members 0.3 clients read."""
+    request also the ``type``/``message``/``code`` members 0.3 clients read."""
     headers = service_headers(call)
     if isinstance(err, MethodNotAllowedError):
         headers["Allow"] = ", ".join(err.allowed)
     body = err.to_rest()
     if call is not None and call.version == V03:
-        body |= rest_v03.error_extras(type(err).__name__, err.message)
+        body |= rest_v03.error_extras(type(err).__name__, err.message, err.code)
     return Response(
         json_bytes(body),
         status_code=err.http_status,
