@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..protocol.asgi import route_path
 from ..protocol.errors import A2AError, InternalError
 from ..protocol.logcontext import library_logger
 from .base import AuthLike, as_policy
@@ -30,11 +31,7 @@ class AuthMiddleware:
         self.public_paths = frozenset(public_paths)
 
     def _is_public(self, scope: Scope) -> bool:
-        path: str = scope.get("path", "")
-        root: str = scope.get("root_path", "")
-        if root and path.startswith(root):
-            path = path[len(root) :] or "/"
-        return path in self.public_paths
+        return route_path(scope) in self.public_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or self._is_public(scope):

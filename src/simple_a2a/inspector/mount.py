@@ -11,6 +11,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..protocol.asgi import route_path
 from .app import inspector_app
 
 __all__ = ["PATH", "with_inspector"]
@@ -26,10 +27,7 @@ class _WithInspector:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            path: str = scope["path"]
-            root: str = scope.get("root_path", "")
-            if root and path.startswith(root):
-                path = path[len(root) :]
+            path = route_path(scope)
             if path == self._path or path.startswith(self._path + "/"):
                 await self._inspector(scope, receive, send)
                 return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,13 @@ def request_id_of(obj: Any) -> RequestId:
 
 def success(request_id: RequestId, result: Any) -> dict[str, Any]:
     return {"jsonrpc": JSONRPC_VERSION, "id": request_id, "result": result}
+
+
+def result_frame(request_id: RequestId) -> tuple[bytes, bytes]:
+    """The bytes around an already-encoded result: ``head + result + tail`` is the success
+    response (the result is encoded once, not parsed back into a dict)."""
+    encoded = json.dumps(request_id, separators=(",", ":"), ensure_ascii=False).encode()
+    return b'{"jsonrpc":"2.0","id":' + encoded + b',"result":', b"}"
 
 
 def failure(request_id: RequestId, error: A2AError) -> dict[str, Any]:

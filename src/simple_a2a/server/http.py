@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pydantic_core
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
-from starlette.types import Scope
 
 from ..auth.caller import scope_caller, scope_failure
 from ..protocol import errors as e
 from ..protocol import sse
+from ..protocol.asgi import route_path as route_path  # one rule for the whole stack
 from ..protocol.card import AgentCard
 from ..protocol.extensions import activate_extensions, split_list
 from ..protocol.logcontext import library_logger
@@ -133,15 +133,6 @@ async def validate(request: Request, parse: Callable[[], T], offload_bytes: int)
     if request.scope.get(_BODY_SIZE, 0) > offload_bytes:
         return await asyncio.to_thread(parse)
     return parse()
-
-
-def route_path(scope: Scope) -> str:
-    """The request path below where the app is mounted (``root_path``), as Starlette routes."""
-    path: str = scope["path"]
-    root: str = scope.get("root_path", "")
-    if root and path.startswith(root) and (len(path) == len(root) or path[len(root)] == "/"):
-        return path[len(root) :] or "/"
-    return path
 
 
 def response_media_type(request: Request) -> str:

@@ -94,7 +94,7 @@ class JSONRPCBinding:
             if req.is_notification:
                 return Response(status_code=204, headers=service_headers(call))
             return Response(
-                b'{"jsonrpc":"2.0","id":' + json_bytes(req.id) + b',"result":' + result + b"}",
+                _framed(req.id, result),
                 media_type=media_type,
                 headers=service_headers(call),
             )
@@ -144,20 +144,20 @@ class JSONRPCBinding:
 
     @staticmethod
     def _renderer(op: Operation, request_id: rpc.RequestId, call: CallContext) -> Any:
-        prefix = b'{"jsonrpc":"2.0","id":' + json_bytes(request_id) + b',"result":'
+        prefix, tail = rpc.result_frame(request_id)
         if call.version == V03:
             convert = _v03().result_to_v03
 
             def render_v03(item: StreamItem) -> bytes:
                 assert item.event is not None
-                return prefix + json_bytes(convert(op.name, item.event.to_dict())) + b"}"
+                return prefix + json_bytes(convert(op.name, item.event.to_dict())) + tail
 
             return render_v03
 
         def render(item: StreamItem) -> bytes:
             event: StreamResponse | None = item.event
             assert event is not None
-            return prefix + encode_event(event) + b"}"
+            return prefix + encode_event(event) + tail
 
         return render
 
@@ -206,7 +206,7 @@ class JSONRPCBinding:
             result = await self._call(op, req.params, call)
             if req.is_notification:
                 return None
-            return b'{"jsonrpc":"2.0","id":' + json_bytes(req.id) + b',"result":' + result + b"}"
+            return _framed(req.id, result)
         except e.A2AError as err:
             failure = rpc.failure(request_id, err)
         except Exception:
@@ -246,6 +246,11 @@ async def _small_body_id(request: Request) -> rpc.RequestId:
     except e.A2AError:
         return None
     return rpc.request_id_of(payload) if isinstance(payload, dict) else None
+
+
+def _framed(request_id: rpc.RequestId, result: bytes) -> bytes:
+    head, tail = rpc.result_frame(request_id)
+    return head + result + tail
 
 
 def _status(err: e.A2AError) -> int:

@@ -23,7 +23,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..protocol.rest import RouteNotFoundError
 from .app import EXACT_MOUNT, A2AServer, server
-from .http import json_bytes
+from .http import json_bytes, route_path
 from .limits import uvicorn_options as limits_uvicorn_options
 from .serving import run_uvicorn
 
@@ -75,7 +75,7 @@ class MultiServer:
             return
         path: str = scope.get("path", "")
         root: str = scope.get("root_path", "")
-        rel = path[len(root) :] if root and path.startswith(root) else path
+        rel = route_path(scope)
         for prefix in self._order:
             if rel == prefix or rel.startswith(prefix + "/"):
                 child = dict(scope)
