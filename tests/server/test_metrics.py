@@ -157,3 +157,21 @@ async def test_metrics_route_is_opt_in(serve: Any) -> None:
     url = serve(server(CARD, work).app)
     async with httpx.AsyncClient() as http:
         assert (await http.get(url + "/metrics")).status_code in (404, 405)
+
+
+async def test_lease_takeovers_are_counted(metrics: None) -> None:
+    """A push lease left by a replica that stopped renewing is taken over by another's scan."""
+    from simple_a2a.server.leases import LeaseKeeper
+    from simple_a2a.server.metrics import prometheus_text
+    from simple_a2a.storage import open_storage
+
+    storage = open_storage("memory")
+    await storage.open()
+    assert storage.leases is not None
+    assert await storage.leases.acquire("push", "t-1/c-1", "dead-replica", 0.01)
+    await asyncio.sleep(0.05)  # the dead replica never renews it
+    keeper = LeaseKeeper(storage.leases, kind="push", owner="live-replica", ttl=5)
+    assert await keeper.scan() == 1
+    assert TELEMETRY.metrics is not None
+    samples = _samples(prometheus_text(TELEMETRY.metrics.reader))
+    assert _sum(samples, "a2a_server_lease_takeovers_total", a2a_lease_kind="push") == 1

@@ -50,6 +50,7 @@ class ATTR:
     PUSH_ATTEMPT = "a2a.push.attempt"
     PUSH_SEQ = "a2a.push.seq"
     STORAGE_OPERATION = "a2a.storage.operation"
+    LEASE_KIND = "a2a.lease.kind"  #: task or push
 
 
 class _Telemetry:

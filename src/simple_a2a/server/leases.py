@@ -39,6 +39,7 @@ from ..protocol.models import Task, TaskState, trusted_status
 from ..protocol.reducer import is_final_event
 from ..protocol.requests import StreamResponse
 from ..storage.base import LeaseKind, LeaseStore, StoredTask
+from .telemetry import lease_taken_over
 
 if TYPE_CHECKING:
     from .handler import RequestHandler
@@ -225,6 +226,7 @@ class LeaseKeeper:
 
     async def _recover(self, task_id: str) -> bool:
         """Recover a key just taken over; True if that worked (counted by the callers)."""
+        lease_taken_over(self.kind)  # a metric (docs/observability.md)
         self.held.add(task_id)
         try:
             if self.recover is not None:

@@ -16,6 +16,7 @@ Prometheus text exposition format. Off by default, and then the cost is the one
 | ``a2a.server.push.retries`` | counter | {attempt} | |
 | ``a2a.server.push.suspended`` | counter | {config} | |
 | ``a2a.server.push.backlog`` | gauge | {config} | (configs with undelivered events) |
+| ``a2a.server.lease.takeovers`` | counter | {lease} | ``a2a.lease.kind`` (task, push) |
 
 ``a2a.outcome`` is ``ok`` or the A2A error's class name. ``a2a.server.tasks`` counts tasks
 currently in each non-terminal state, and tasks that reached each terminal state since start.
@@ -76,6 +77,11 @@ class Metrics:
         )
         self.push_suspended = meter.create_counter(
             "a2a.server.push.suspended", unit="{config}", description="Push configs suspended"
+        )
+        self.lease_takeovers = meter.create_counter(
+            "a2a.server.lease.takeovers",
+            unit="{lease}",
+            description="Task and push leases taken over from a replica that stopped renewing",
         )
         self._backlogs: list[Callable[[], int]] = []
 

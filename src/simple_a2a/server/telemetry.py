@@ -35,6 +35,7 @@ __all__ = [
     "bind_request",
     "instrument_server",
     "instrument_storage",
+    "lease_taken_over",
     "observed",
     "push_suspended",
     "traced_executor",
@@ -219,6 +220,11 @@ def instrument_server(server: A2AServer) -> None:
         server.handler.tasks.hooks.append(metrics.task_event)
         if server.push is not None:
             metrics.watch_push_backlog(server.push.dispatcher.backlog)
+
+
+def lease_taken_over(kind: str) -> None:
+    if TELEMETRY.metrics is not None:
+        TELEMETRY.metrics.lease_takeovers.add(1, {ATTR.LEASE_KIND: kind})
 
 
 def push_suspended() -> None:
