@@ -284,7 +284,8 @@ async def test_jsonrpc_error_mapping(status: int, body: Any, error: type, code: 
     def answer(request: httpx.Request) -> httpx.Response:
         if isinstance(body, str):
             return httpx.Response(status, text=body)
-        return httpx.Response(status, json=body)
+        sent_id = json.loads(request.content)["id"]  # a JSON-RPC answer echoes the id
+        return httpx.Response(status, json={**body, "id": sent_id} if "id" in body else body)
 
     agent = Recorder(card(JSONRPC_10), answer)
     with pytest.raises(error) as info:

@@ -27,6 +27,7 @@ from .errors import (
     TransportError,
 )
 from .grpc import GRPCTransport, grpc_available
+from .limits import ClientLimits
 from .streams import ReconnectPolicy, RetryPolicy, TaskAccumulator, afold, fold
 from .transport import TRANSPORTS, JSONRPCTransport, RESTTransport, SSEEvent, Transport
 
@@ -40,6 +41,7 @@ __all__ = [
     "CardVerifier",
     "Client",
     "ClientError",
+    "ClientLimits",
     "ClientOptions",
     "ClientTimeoutError",
     "ConnectError",

@@ -40,7 +40,8 @@ from simple_a2a.protocol.requests import (
 from simple_a2a.protocol.telemetry import TELEMETRY
 
 from .discovery import CardVerifier, fetch_card, parse_card, select_interface, verify_card
-from .errors import ClientTimeoutError, ConnectError, TransportError
+from .errors import ClientTimeoutError, ConnectError, NegotiationError, TransportError
+from .limits import ClientLimits, origin_of
 from .streams import ReconnectPolicy, RetryPolicy, resilient_stream
 from .telemetry import traced_call, traced_stream
 from .transport import DEFAULT, TRANSPORTS, SSEEvent, TimeoutTypes, Transport, invalid
@@ -71,6 +72,8 @@ def _parse(model: type[M], data: dict[str, Any], operation: str) -> M:
         return model.from_dict(data)
     except A2AError as exc:
         raise invalid(f"{operation}: the agent's answer is invalid: {exc.message}") from None
+    except RecursionError:
+        raise invalid(f"{operation}: the agent's answer is nested too deeply") from None
 
 
 class AsyncClient:
@@ -96,7 +99,13 @@ class AsyncClient:
     - ``card_verifier``: called with ``(card, raw_json)``; return ``False`` or raise to reject
       (the seam for JWS signatures, spec §8.4);
     - ``retry``: :class:`RetryPolicy` for unary calls; ``reconnect``: :class:`ReconnectPolicy`
-      for streams; ``extensions``: URIs sent in ``A2A-Extensions``.
+      for streams; ``extensions``: URIs sent in ``A2A-Extensions``;
+    - ``limits``: :class:`ClientLimits`, the bounds on what the agent may send (sizes, total
+      deadlines, the window of seen event ids); A2A calls never follow redirects;
+    - ``allow_cross_origin_credentials``: send the credentials (``bearer_token``, ``api_key``,
+      ``auth``, ``headers``) to an interface URL of the card on another origin than the URL
+      given here (spec §8.3.2 lets a card point anywhere); refused by default, with a warning
+      when allowed.
     """
 
     def __init__(
@@ -117,6 +126,8 @@ class AsyncClient:
         retry: RetryPolicy | None = None,
         reconnect: ReconnectPolicy | None = None,
         extensions: Sequence[str] | None = None,
+        limits: ClientLimits | None = None,
+        allow_cross_origin_credentials: bool = False,
     ) -> None:
         self._url: str | None = url_or_card if isinstance(url_or_card, str) else None
         self._given_card: AgentCard | Mapping[str, Any] | None = (
@@ -124,8 +135,11 @@ class AsyncClient:
         )
         self._owns_http = http_client is None
         self._http = http_client or httpx.AsyncClient(
-            transport=transport, auth=auth, timeout=timeout, follow_redirects=True
+            transport=transport, auth=auth, timeout=timeout, follow_redirects=False
         )
+        self._credentials = bool(bearer_token or api_key or auth or headers)
+        self.limits = limits or ClientLimits()
+        self._allow_cross_origin_credentials = allow_cross_origin_credentials
         self._timeout: Any = DEFAULT if http_client is None else timeout
         self._headers = dict(headers or {})
         if bearer_token is not None:
@@ -197,6 +211,7 @@ class AsyncClient:
                 headers=self._headers,
                 timeout=self._timeout,
                 verifier=self._card_verifier,
+                limits=self.limits,
             )
         elif isinstance(self._given_card, AgentCard):
             card = self._given_card
@@ -208,7 +223,23 @@ class AsyncClient:
         self._card = card
         return card
 
+    def _check_origin(self, interface: AgentInterface) -> None:
+        """Credentials go only to the origin the user named, unless they opted in (§8.3.2)."""
+        if self._url is None or not self._credentials:
+            return
+        named, target = origin_of(self._url), origin_of(interface.url)
+        if named == target:
+            return
+        what = f"the card's interface {interface.url} is on another origin than {self._url}"
+        if not self._allow_cross_origin_credentials:
+            raise NegotiationError(
+                f"{what}: refusing to send the client's credentials there; pass "
+                "allow_cross_origin_credentials=True if you trust it"
+            )
+        log.warning("%s: sending the client's credentials there (opted in)", what)
+
     def _make_transport(self, card: AgentCard, interface: AgentInterface) -> Transport:
+        self._check_origin(interface)
         headers = dict(self._headers)
         query: dict[str, str] = {}
         if self._api_key is not None:
@@ -227,6 +258,7 @@ class AsyncClient:
             version=".".join(interface.protocol_version.split(".")[:2]),
             headers=headers,
             query=query,
+            limits=self.limits,
         )
 
     def _api_key_place(self, card: AgentCard) -> tuple[str, str]:
@@ -280,6 +312,22 @@ class AsyncClient:
         data = request.to_dict() if isinstance(request, A2AModel) else request
         data = self._with_tenant(data)
         timeout = self._timeout if timeout is DEFAULT else timeout
+        deadline = self.limits.call_deadline
+        if deadline is None:
+            return await self._attempts(transport, operation, data, timeout)
+        try:
+            return await asyncio.wait_for(
+                self._attempts(transport, operation, data, timeout), deadline
+            )
+        except asyncio.TimeoutError:
+            raise ClientTimeoutError(
+                f"{operation}: no answer within the call deadline of {deadline}s "
+                "(ClientLimits.call_deadline)"
+            ) from None
+
+    async def _attempts(
+        self, transport: Transport, operation: str, data: dict[str, Any], timeout: Any
+    ) -> dict[str, Any]:
         attempt = 0
         while True:
             attempt += 1
@@ -317,7 +365,12 @@ class AsyncClient:
             )
 
         events = resilient_stream(
-            open_stream, resubscribe, self.reconnect, task_id=task_id, until=until
+            open_stream,
+            resubscribe,
+            self.reconnect,
+            task_id=task_id,
+            until=until,
+            limits=self.limits,
         )
         return traced_stream(events, operation, self) if TELEMETRY.on else events
 

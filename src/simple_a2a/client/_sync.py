@@ -27,6 +27,7 @@ from simple_a2a.protocol.card import AgentCard, AgentInterface
 from ._async import AsyncClient
 from .discovery import CardVerifier
 from .errors import SyncClientInAsyncContextError
+from .limits import ClientLimits
 from .streams import ReconnectPolicy, RetryPolicy
 from .transport import TimeoutTypes
 
@@ -54,6 +55,8 @@ class ClientOptions(TypedDict, total=False):
     retry: RetryPolicy | None
     reconnect: ReconnectPolicy | None
     extensions: list[str] | tuple[str, ...] | None
+    limits: ClientLimits | None
+    allow_cross_origin_credentials: bool
 
 
 class _LoopThread:

@@ -11,7 +11,6 @@ given). Only when *no* such interface exists is a 0.3 interface chosen, and only
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -23,6 +22,7 @@ from simple_a2a.protocol.card import AgentCard, AgentInterface
 from simple_a2a.protocol.errors import A2AError
 
 from .errors import CardVerificationError, DiscoveryError, NegotiationError
+from .limits import ClientLimits, TooLargeError, loads, origin_of, read_capped
 from .transport import DEFAULT, TRANSPORTS, map_httpx_error
 
 __all__ = [
@@ -81,6 +81,8 @@ def parse_card(data: Any, source: str = "the agent") -> AgentCard:
         return AgentCard.from_dict(data)
     except A2AError as exc:
         raise DiscoveryError(f"the Agent Card from {source} is invalid: {exc.message}") from exc
+    except RecursionError:
+        raise DiscoveryError(f"the Agent Card from {source} is nested too deeply") from None
 
 
 async def verify_card(
@@ -107,33 +109,64 @@ async def fetch_card(
     headers: Mapping[str, str] | None = None,
     timeout: Any = DEFAULT,
     verifier: CardVerifier | None = None,
+    limits: ClientLimits | None = None,
 ) -> tuple[AgentCard, str]:
-    """Fetch, parse and verify the card of the agent at ``url``; return it and where it was."""
+    """Fetch, parse and verify the card of the agent at ``url``; return it and where it was.
+
+    Redirects are followed (at most ``limits.max_card_redirects``), but the caller's
+    ``headers`` (credentials) never go to another origin than ``url``'s; the card is read
+    within ``limits.max_card_bytes``.
+    """
+    limits = limits or ClientLimits()
     tried: list[str] = []
     for candidate in card_urls(url):
-        try:
-            response = await http.get(
-                candidate,
-                headers={"Accept": "application/json", "A2A-Version": "1.0", **dict(headers or {})},
-                timeout=timeout,
-            )
-        except httpx.HTTPError as exc:
-            raise map_httpx_error(exc) from exc
-        if response.status_code == 404:
+        status, content = await _get_card(http, candidate, headers or {}, timeout, limits)
+        if status == 404:
             tried.append(candidate)
             continue
-        if response.status_code >= 400:
-            raise DiscoveryError(
-                f"fetching the Agent Card at {candidate} failed: HTTP {response.status_code}"
-            )
-        try:
-            raw = json.loads(response.content)
-        except ValueError:
-            raise DiscoveryError(f"the Agent Card at {candidate} is not JSON") from None
+        if status >= 400:
+            raise DiscoveryError(f"fetching the Agent Card at {candidate} failed: HTTP {status}")
+        where = f"the Agent Card at {candidate}"
+        raw = loads(content, lambda why: DiscoveryError(f"{where} is {why}"))  # noqa: B023
         card = parse_card(raw, candidate)
         await verify_card(card, raw, verifier, candidate)
         return card, candidate
     raise DiscoveryError("no Agent Card found; tried " + ", ".join(tried))
+
+
+async def _get_card(
+    http: httpx.AsyncClient,
+    url: str,
+    headers: Mapping[str, str],
+    timeout: Any,
+    limits: ClientLimits,
+) -> tuple[int, bytes]:
+    """GET a card URL, following redirects by hand: credentials stay on the first origin."""
+    home = origin_of(url)
+    for _ in range(limits.max_card_redirects + 1):
+        sent = {"Accept": "application/json", "A2A-Version": "1.0"}
+        if origin_of(url) == home:
+            sent.update(headers)
+        request = http.build_request("GET", url, headers=sent, timeout=timeout)
+        try:
+            response = await http.send(request, stream=True, follow_redirects=False)
+        except httpx.HTTPError as exc:
+            raise map_httpx_error(exc) from exc
+        try:
+            if response.is_redirect and "location" in response.headers:
+                url = str(response.url.join(response.headers["location"]))
+                continue
+            try:
+                return response.status_code, await read_capped(response, limits.max_card_bytes)
+            except TooLargeError as exc:
+                raise DiscoveryError(
+                    f"the Agent Card at {url} is too large: {exc} (ClientLimits.max_card_bytes)"
+                ) from None
+            except httpx.HTTPError as exc:
+                raise map_httpx_error(exc) from exc
+        finally:
+            await response.aclose()
+    raise DiscoveryError(f"the Agent Card: more than {limits.max_card_redirects} redirects")
 
 
 def select_interface(

@@ -29,6 +29,7 @@ from simple_a2a.protocol.errors import A2AError
 from simple_a2a.protocol.telemetry import TELEMETRY, grpc_metadata
 
 from .errors import ClientTimeoutError, ConnectError, NegotiationError, TransportError
+from .limits import ClientLimits
 from .transport import DEFAULT, SSEEvent, Transport, with_status
 
 if TYPE_CHECKING:
@@ -95,8 +96,9 @@ class GRPCTransport(Transport):
         version: str = "1.0",
         headers: Mapping[str, str] | None = None,
         query: Mapping[str, str] | None = None,
+        limits: ClientLimits | None = None,
     ) -> None:
-        super().__init__(http, url, version=version, headers=headers, query=query)
+        super().__init__(http, url, version=version, headers=headers, query=query, limits=limits)
         if self.is_v03:
             raise NegotiationError(
                 "A2A 0.3 over gRPC (a2a.v1.A2AService) is not supported; choose a JSONRPC or "
@@ -117,12 +119,16 @@ class GRPCTransport(Transport):
         if self._stub is None:
             from simple_a2a.protocol._grpc import a2a_pb2_grpc
 
+            # One message (an answer or a stream event) at most as large as an HTTP one.
+            largest = max(self.limits.max_response_bytes, self.limits.max_event_bytes)
+            options = [("grpc.max_receive_message_length", largest)]
+
             grpc = self._grpc
             if self.secure:
                 credentials = grpc.ssl_channel_credentials()
-                self._channel = grpc.aio.secure_channel(self.target, credentials)
+                self._channel = grpc.aio.secure_channel(self.target, credentials, options)
             else:
-                self._channel = grpc.aio.insecure_channel(self.target)
+                self._channel = grpc.aio.insecure_channel(self.target, options)
             self._stub = a2a_pb2_grpc.A2AServiceStub(self._channel)
         return self._stub
 

@@ -32,7 +32,8 @@ from simple_a2a.protocol.models import (
 from simple_a2a.protocol.reducer import apply_artifact, apply_message, apply_status
 from simple_a2a.protocol.requests import StreamEvent, StreamResponse
 
-from .errors import StreamInterruptedError, TransportError
+from .errors import ClientTimeoutError, StreamInterruptedError, TransportError
+from .limits import ClientLimits, SeenWindow
 from .transport import SSEEvent, invalid
 
 __all__ = ["ReconnectPolicy", "RetryPolicy", "TaskAccumulator", "afold", "fold"]
@@ -91,6 +92,7 @@ async def resilient_stream(
     *,
     task_id: str | None = None,
     until: frozenset[TaskState] = FINAL_STATES,
+    limits: ClientLimits | None = None,
 ) -> AsyncIterator[StreamEvent]:
     """Yield the events of ``await open_stream()``, resuming through
     ``await resubscribe(task_id, last_id)``.
@@ -104,8 +106,21 @@ async def resilient_stream(
     This is the only async generator between the caller and the connection: the sources are
     closed here, in ``finally``, whether the caller finished, broke out, raised or was
     cancelled (see :class:`~simple_a2a.client.transport.SSEStream` for why only one).
+
+    An event of another task than the stream's is refused; ``limits.stream_deadline`` bounds
+    the whole stream (reconnections included) and ``limits.seen_event_ids`` the ids kept.
     """
-    seen: set[str] = set()
+    limits = limits or ClientLimits()
+    loop = asyncio.get_running_loop()
+    deadline = limits.stream_deadline
+    ends = None if deadline is None else loop.time() + deadline
+
+    async def next_of(source: AsyncIterator[SSEEvent]) -> SSEEvent:
+        if ends is None:
+            return await source.__anext__()
+        return await asyncio.wait_for(source.__anext__(), ends - loop.time())
+
+    seen = SeenWindow(limits.seen_event_ids)
     last_id: str | None = None
     last_state: TaskState | None = None
     seen_task = False  # a Message after a task event is history (a follow-up), not an answer
@@ -113,7 +128,11 @@ async def resilient_stream(
     source = await open_stream()
     while True:
         try:
-            async for sse in source:
+            while True:
+                try:
+                    sse = await next_of(source)
+                except StopAsyncIteration:
+                    break
                 if sse.fresh_id:
                     if sse.id in seen:
                         continue
@@ -123,8 +142,12 @@ async def resilient_stream(
                     event = StreamResponse.from_dict(sse.data).payload
                 except A2AError as exc:
                     raise invalid(f"an event is not a StreamResponse: {exc.message}") from None
+                except RecursionError:
+                    raise invalid("an event is nested too deeply") from None
                 failures = 0
                 event_task, state = _task_id_and_state(event)
+                if task_id is not None and event_task is not None and event_task != task_id:
+                    raise invalid(f"the stream of task {task_id} sent an event of {event_task}")
                 task_id = task_id or event_task
                 last_state = state or last_state
                 yield event
@@ -137,6 +160,11 @@ async def resilient_stream(
                 return  # closed cleanly while the task waits for input: that server's rule
             cause: Exception | None = None
             reason = "the server closed the stream before the task reached a final state"
+        except asyncio.TimeoutError:
+            raise ClientTimeoutError(
+                f"the stream did not end within its deadline of {deadline}s "
+                "(ClientLimits.stream_deadline)"
+            ) from None
         except TransportError as exc:
             cause, reason = exc, str(exc)
         finally:
@@ -153,6 +181,11 @@ async def resilient_stream(
             ) from cause
         delay = policy.delay(failures)
         log.info("stream of task %s dropped (%s); resubscribing in %.2fs", task_id, reason, delay)
+        if ends is not None and loop.time() + delay >= ends:
+            raise ClientTimeoutError(
+                f"the stream of task {task_id} did not end within its deadline of {deadline}s "
+                f"(ClientLimits.stream_deadline): {reason}"
+            ) from cause
         await asyncio.sleep(delay)
         source = await resubscribe(task_id, last_id)
 

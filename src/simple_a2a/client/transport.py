@@ -27,7 +27,6 @@ from typing import Any, ClassVar
 from urllib.parse import quote
 
 import httpx
-from httpx_sse import EventSource, SSEError
 
 from simple_a2a.protocol import rest_v03, v03
 from simple_a2a.protocol.errors import (
@@ -51,6 +50,7 @@ from .errors import (
     ConnectTimeoutError,
     TransportError,
 )
+from .limits import ClientLimits, RawEvent, TooLargeError, loads, read_capped, sse_events
 
 __all__ = ["JSONRPCTransport", "RESTTransport", "SSEEvent", "TimeoutTypes", "Transport"]
 
@@ -124,9 +124,51 @@ def _decode(content: bytes, status: int) -> Any:
     if not content.strip():
         return None
     try:
-        return json.loads(content)
-    except ValueError:
-        return None
+        return loads(content, ValueError)
+    except ValueError as exc:
+        if str(exc) == "not JSON":
+            return None  # check_a2a_answer says what came back instead
+        raise invalid(f"the agent answered HTTP {status} with JSON {exc}", status) from None
+
+
+def _refuse_redirect(operation: str, response: httpx.Response) -> None:
+    """A2A calls never follow a redirect: the message and the credentials would go to wherever
+    the agent points (a 307 replays the body; a custom API-key header survives httpx's
+    cross-origin stripping)."""
+    if response.is_redirect:
+        where = response.headers.get("location", "?")
+        raise invalid(
+            f"{operation}: the agent answered HTTP {response.status_code} redirecting to "
+            f"{where}; A2A calls do not follow redirects (use the final URL)",
+            response.status_code,
+        )
+
+
+async def send_unfollowed(http: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
+    """Send without following redirects, the body left unread (see :func:`read_body`)."""
+    try:
+        return await http.send(request, stream=True, follow_redirects=False)
+    except httpx.HTTPError as exc:
+        raise map_httpx_error(exc) from exc
+
+
+async def read_body(operation: str, response: httpx.Response, limit: int) -> Any:
+    """The decoded JSON body (``None`` if empty or not JSON), read within ``limit`` bytes;
+    a redirect is refused first."""
+    _refuse_redirect(operation, response)
+    try:
+        content = await read_capped(response, limit)
+    except httpx.HTTPError as exc:
+        raise map_httpx_error(exc) from exc
+    except TooLargeError as exc:
+        raise invalid(
+            f"{operation}: the answer is too large: {exc} (ClientLimits.max_response_bytes)",
+            response.status_code,
+        ) from None
+    finally:
+        await response.aclose()
+    response._content = content  # so that .content/.text describe a non-A2A answer
+    return _decode(content, response.status_code)
 
 
 #: Statuses a non-A2A front (a proxy, a gateway) answers in the agent's name: kept as the
@@ -197,8 +239,7 @@ class SSEStream:
         self._operation = operation
         self._request = request
         self._response: httpx.Response | None = None
-        self._sse: AsyncIterator[Any] | None = None
-        self._previous = ""  # the SSE last-event-ID buffer of this connection
+        self._sse: AsyncIterator[RawEvent] | None = None
         self._closed = False
 
     def __aiter__(self) -> SSEStream:
@@ -220,38 +261,38 @@ class SSEStream:
         except httpx.HTTPError as exc:
             await self.aclose()
             raise map_httpx_error(exc) from exc
-        except SSEError as exc:
+        except TooLargeError as exc:
             await self.aclose()
-            raise invalid(f"{self._operation}: {exc}") from exc
+            raise invalid(f"{self._operation}: {exc} (ClientLimits.max_event_bytes)") from None
         except Exception:
             await self.aclose()
             raise
 
-    async def _open(self) -> AsyncIterator[Any]:
+    async def _open(self) -> AsyncIterator[RawEvent]:
         transport, operation = self._transport, self._operation
-        self._response = response = await transport.http.send(self._request, stream=True)
+        self._response = response = await send_unfollowed(transport.http, self._request)
         ctype = response.headers.get("content-type", "").partition(";")[0].strip()
-        if ctype != "text/event-stream":
-            body = _decode(await response.aread(), response.status_code)
+        if ctype != "text/event-stream" or response.is_redirect:
+            limit = transport.limits.max_response_bytes
+            body = await read_body(operation, response, limit)
             check_a2a_answer(response, body, v03_rest=transport.flat_errors)
             try:
-                transport._raise_for_body(operation, body, response.status_code)
+                transport._raise_for_body(operation, body, response.status_code, self._request)
             except A2AError as err:
                 raise challenged(err, response) from None
             raise invalid(
                 f"{operation}: expected an event stream, got {ctype or 'no content type'}",
                 response.status_code,
             )
-        return EventSource(response).aiter_sse()
+        return sse_events(response, transport.limits.max_event_bytes)
 
-    def _decode(self, sse: Any) -> SSEEvent:
+    def _decode(self, sse: RawEvent) -> SSEEvent:
         try:
-            payload = json.loads(sse.data)
-        except ValueError:
-            raise invalid(f"{self._operation}: an event is not JSON: {sse.data[:80]!r}") from None
-        fresh = bool(sse.id) and sse.id != self._previous
-        self._previous = sse.id
-        return SSEEvent(sse.id, self._transport._event_result(self._operation, payload), fresh)
+            payload = loads(sse.data, ValueError)
+        except ValueError as exc:
+            raise invalid(f"{self._operation}: an event is {exc}: {sse.data[:80]!r}") from None
+        data = self._transport._event_result(self._operation, payload, self._request)
+        return SSEEvent(sse.id, data, sse.fresh_id)
 
     async def aclose(self) -> None:
         """Close the response (idempotent)."""
@@ -274,8 +315,10 @@ class Transport:
         version: str = "1.0",
         headers: Mapping[str, str] | None = None,
         query: Mapping[str, str] | None = None,
+        limits: ClientLimits | None = None,
     ) -> None:
         self.http = http
+        self.limits = limits or ClientLimits()
         self.url = url.rstrip("/")
         self.version = version
         self.headers = {"A2A-Version": version, **dict(headers or {})}
@@ -343,11 +386,13 @@ class Transport:
         """Send a streaming request and decode its SSE events (both bindings)."""
         return SSEStream(self, operation, self._with_query(request))
 
-    def _raise_for_body(self, operation: str, body: Any, status: int) -> None:
+    def _raise_for_body(
+        self, operation: str, body: Any, status: int, request: httpx.Request
+    ) -> None:
         """Raise the error a non-stream answer to a streaming request carries."""
         raise NotImplementedError
 
-    def _event_result(self, operation: str, payload: Any) -> dict[str, Any]:
+    def _event_result(self, operation: str, payload: Any, request: httpx.Request) -> dict[str, Any]:
         raise NotImplementedError
 
 
@@ -368,19 +413,16 @@ class HTTPTransport(Transport):
         if TELEMETRY.on:  # W3C trace context (docs/observability.md)
             inject_context(extra)
         req = self._build(operation, request, timeout, extra)
-        try:
-            response = await self.http.send(self._with_query(req))
-        except httpx.HTTPError as exc:
-            raise map_httpx_error(exc) from exc
-        body = _decode(response.content, response.status_code)
+        response = await send_unfollowed(self.http, self._with_query(req))
+        body = await read_body(operation, response, self.limits.max_response_bytes)
         check_a2a_answer(response, body, v03_rest=self.flat_errors)
         try:
-            result = self._unwrap(operation, body, response.status_code)
+            result = self._unwrap(operation, body, response.status_code, req)
         except A2AError as err:
             raise challenged(err, response) from None
         return self._from_wire(operation, result)
 
-    def _unwrap(self, operation: str, body: Any, status: int) -> Any:
+    def _unwrap(self, operation: str, body: Any, status: int, request: httpx.Request) -> Any:
         raise NotImplementedError
 
     def stream(
@@ -418,22 +460,36 @@ class JSONRPCTransport(HTTPTransport):
     ) -> httpx.Request:
         body = {
             "jsonrpc": "2.0",
-            "id": next(self._ids),
+            "id": (request_id := next(self._ids)),
             "method": self._method(operation),
             "params": self._to_wire(operation, request),
         }
-        return self.http.build_request(
+        built = self.http.build_request(
             "POST",
             self.url,
             json=body,
             headers={**self.headers, **extra},
             timeout=timeout,
         )
+        built.extensions["jsonrpc_id"] = request_id
+        return built
 
-    def _unwrap(self, operation: str, body: Any, status: int) -> Any:
+    def _unwrap(self, operation: str, body: Any, status: int, request: httpx.Request) -> Any:
+        sent = request.extensions.get("jsonrpc_id")
         if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            # JSON-RPC 2.0 §5: id is null when the server could not read the request's id.
+            if body.get("id") not in (sent, None):
+                raise invalid(
+                    f"{operation}: the answer is for JSON-RPC id {body.get('id')!r}, not {sent}",
+                    status,
+                )
             raise with_status(error_from_jsonrpc(body["error"]), status)
         if isinstance(body, dict) and "result" in body:
+            if body.get("id") != sent:
+                raise invalid(
+                    f"{operation}: the answer is for JSON-RPC id {body.get('id')!r}, not {sent}",
+                    status,
+                )
             return body["result"]
         if (
             operation in EMPTY_RESULT_OPERATIONS
@@ -449,11 +505,13 @@ class JSONRPCTransport(HTTPTransport):
             raise with_status(error_from_rest(body, status), status)
         raise invalid(f"{operation}: the answer is not a JSON-RPC response", status)
 
-    def _raise_for_body(self, operation: str, body: Any, status: int) -> None:
-        self._unwrap(operation, body, status)
+    def _raise_for_body(
+        self, operation: str, body: Any, status: int, request: httpx.Request
+    ) -> None:
+        self._unwrap(operation, body, status, request)
 
-    def _event_result(self, operation: str, payload: Any) -> dict[str, Any]:
-        return self._from_wire(operation, self._unwrap(operation, payload, 200))
+    def _event_result(self, operation: str, payload: Any, request: httpx.Request) -> dict[str, Any]:
+        return self._from_wire(operation, self._unwrap(operation, payload, 200, request))
 
 
 class RESTTransport(HTTPTransport):
@@ -515,16 +573,18 @@ class RESTTransport(HTTPTransport):
             verb, url, params=self._query(wire, used), headers=headers, timeout=timeout
         )
 
-    def _raise_for_body(self, operation: str, body: Any, status: int) -> None:
+    def _raise_for_body(
+        self, operation: str, body: Any, status: int, request: httpx.Request
+    ) -> None:
         if status >= 400 or (isinstance(body, dict) and isinstance(body.get("error"), dict)):
             raise with_status(rest_error(operation, body, status), status)
 
-    def _unwrap(self, operation: str, body: Any, status: int) -> Any:
+    def _unwrap(self, operation: str, body: Any, status: int, request: httpx.Request) -> Any:
         if status >= 300:
             raise with_status(rest_error(operation, body, status), status)
         return body
 
-    def _event_result(self, operation: str, payload: Any) -> dict[str, Any]:
+    def _event_result(self, operation: str, payload: Any, request: httpx.Request) -> dict[str, Any]:
         if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
             raise error_from_rest(payload, int(payload["error"].get("code") or 500))
         return self._from_wire(operation, payload)
