@@ -13,8 +13,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hostile import HostileAgent, MiB, Received, Reply, rpc_result, sse
-from servers import ServerThread
 
 from simple_a2a import InvalidAgentResponseError, Task
 from simple_a2a.client import (
@@ -27,6 +25,8 @@ from simple_a2a.client import (
     RetryPolicy,
 )
 from simple_a2a.client.limits import SeenWindow
+from tests.client.hostile import HostileAgent, MiB, Received, Reply, rpc_result, sse
+from tests.client.servers import ServerThread
 
 TASK = {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}}
 DONE = {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"}}
