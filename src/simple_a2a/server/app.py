@@ -201,26 +201,43 @@ class A2AServer:
         self.grpc_url = grpc_url
         self._opened = False
         self._open_lock = asyncio.Lock()
-        starlette = self._build()
-        own_paths = {route.path for route in starlette.routes if isinstance(route, Route)}
-        app: ASGIApp = _Dispatch(
-            starlette, self.jsonrpc.asgi, self.jsonrpc_path, self.rest, own_paths
-        )
+        self.jsonrpc = JSONRPCBinding(self.handler, max_body=self.max_body_size)
+        self.rest = RESTBinding(self.handler, max_body=self.max_body_size, prefix=self.rest_prefix)
+        #: the ASGI app: see :meth:`build_stack`
+        self.app: ASGIApp = self.build_stack(inspector=inspector)
+
+    @property
+    def card(self) -> AgentCard:
+        return self.handler.card
+
+    def build_stack(self, *, inspector: bool = False) -> ASGIApp:
+        """The ASGI app, composed here and only here (Starlette's ``build_middleware_stack`` is
+        the model). A request crosses, outermost first:
+
+        1. ``_OpenOnFirstRequest`` — opens storage when mounted (a mounted app gets no lifespan);
+        2. the inspector's page — only with ``inspector=True`` (docs/inspector.md);
+        3. ``AuthMiddleware`` — only with ``auth=``: records the caller or the refusal in the
+           scope; the bindings answer a refusal in their own error format (docs/auth.md);
+        4. ``_Dispatch`` — the hot paths: ``POST`` at the JSON-RPC path to the JSON-RPC
+           binding, a path no route below serves to the HTTP+JSON binding;
+        5. the router (:meth:`_router`): the card, JWKS, metrics, lifespan; its default is the
+           HTTP+JSON binding.
+
+        Every layer reads the path below the mount point with one rule,
+        :func:`~simple_a2a.protocol.asgi.route_path`.
+        """
+        router = self._router()
+        own_paths = {route.path for route in router.routes if isinstance(route, Route)}
+        app: ASGIApp = _Dispatch(router, self.jsonrpc.asgi, self.jsonrpc_path, self.rest, own_paths)
         if self.auth is not None:
             app = AuthMiddleware(app, self.auth, public_paths=(*CARD_PATHS, JWKS_PATH))
         if inspector:  # a development tool: its page calls this agent over HTTP, as a client
             from ..inspector.mount import with_inspector
 
             app = with_inspector(app)
-        self.app: ASGIApp = _OpenOnFirstRequest(app, self.startup)
+        return _OpenOnFirstRequest(app, self.startup)
 
-    @property
-    def card(self) -> AgentCard:
-        return self.handler.card
-
-    def _build(self) -> Starlette:
-        self.jsonrpc = JSONRPCBinding(self.handler, max_body=self.max_body_size)
-        self.rest = RESTBinding(self.handler, max_body=self.max_body_size, prefix=self.rest_prefix)
+    def _router(self) -> Starlette:
         verbs = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
         routes = [Route(self.jsonrpc_path, self._jsonrpc_endpoint, methods=verbs)]
         routes += [Route(path, self._card_endpoint, methods=["GET"]) for path in CARD_PATHS]
