@@ -9,6 +9,10 @@ For webhook receivers (client-side apps). What is checked (see ``docs/push.md``)
 - replay: a ``jti`` seen before (while its token is valid) is rejected;
 - the config's token (``X-A2A-Notification-Token`` or ``A2A-Notification-Token``), when given.
 
+Hostile senders (issue #16): the endpoint checks the token and the JWT *before* reading the
+body, reads at most ``max_body_bytes`` (413 beyond), binds the JWT's ``aud`` to the receiver's
+own URL by default, and backs off JWKS fetches that fail (503 meanwhile, no fetch per request).
+
 Two ways in: :class:`NotificationVerifier` (async, fetches the JWKS) with
 :func:`webhook_endpoint` / :func:`webhook_app` for Starlette/FastAPI, and
 :func:`verify_notification`, a plain function over a JWKS document you already have.
@@ -21,7 +25,6 @@ import asyncio
 import hashlib
 import hmac
 import inspect
-import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -57,6 +60,10 @@ class NotificationRejected(Exception):
 
 class UnknownKeyError(NotificationRejected):
     """The JWT names a ``kid`` the JWKS does not hold."""
+
+
+class JWKSUnavailableError(Exception):
+    """The agent's JWKS could not be fetched (lately): answer 503, the agent retries later."""
 
 
 @dataclass(frozen=True)
@@ -146,7 +153,8 @@ def verify_notification(
     task_id = _payload_task_id(event)
     claims: dict[str, Any] = {}
     if jwks is not None:
-        claims = _verify_jwt(headers, body, jwks, issuer, audience, leeway, max_age)
+        claims = _verify_jwt(headers, jwks, issuer, audience, leeway, max_age)
+        check_body_hash(claims, body)
         if claims.get(CLAIM_TASK_ID) != task_id:
             raise NotificationRejected("the token was issued for another task")
         if replay_cache is not None:
@@ -156,7 +164,6 @@ def verify_notification(
 
 def _verify_jwt(
     headers: Mapping[str, str],
-    body: bytes,
     jwks: Mapping[str, Any],
     issuer: str | None,
     audience: str | None,
@@ -197,10 +204,14 @@ def _verify_jwt(
         raise NotificationRejected(f"invalid token: {exc}") from None
     if time.time() - float(claims["iat"]) > max_age + leeway:
         raise NotificationRejected("the token is too old")
+    return claims
+
+
+def check_body_hash(claims: Mapping[str, Any], body: bytes) -> None:
+    """The body is the one the JWT signed (``request_body_sha256``)."""
     digest = hashlib.sha256(body).hexdigest()
     if not hmac.compare_digest(str(claims[CLAIM_BODY_SHA256]), digest):
         raise NotificationRejected("the body does not match the signed hash")
-    return claims
 
 
 class NotificationVerifier:
@@ -210,6 +221,12 @@ class NotificationVerifier:
     ``jwksUri``); ``agent_url`` is a shortcut for ``agent_url + "/.well-known/jwks.json"``.
     Neither given means unsigned notifications (then pass ``token``). Never take the JWKS URL
     from the notification itself.
+
+    ``audience`` is the URL the agent was given for this webhook (the JWT's ``aud``); by
+    default the URL the notification arrived at, so a notification signed for another receiver
+    is refused (give it explicitly behind a proxy that changes the URL). ``max_body_bytes``
+    bounds the body read (413 beyond). A failed JWKS fetch is not retried for
+    ``jwks_backoff`` seconds, doubling up to ``max_jwks_backoff`` while it keeps failing.
     """
 
     def __init__(
@@ -225,6 +242,9 @@ class NotificationVerifier:
         jwks_ttl: float = 300.0,
         min_refetch_interval: float = 5.0,
         http_client: httpx.AsyncClient | None = None,
+        max_body_bytes: int = 1024 * 1024,
+        jwks_backoff: float = 1.0,
+        max_jwks_backoff: float = 300.0,
     ) -> None:
         if jwks_url is None and agent_url is not None:
             jwks_url = agent_url.rstrip("/") + JWKS_PATH
@@ -238,6 +258,11 @@ class NotificationVerifier:
         self.max_age = max_age
         self.jwks_ttl = jwks_ttl
         self.min_refetch_interval = min_refetch_interval
+        self.max_body_bytes = max_body_bytes
+        self.jwks_backoff = jwks_backoff
+        self.max_jwks_backoff = max_jwks_backoff
+        self._backoff = jwks_backoff
+        self._retry_at = 0.0  # monotonic time before which a failed fetch is not retried
         self.replay_cache = ReplayCache()
         self._client = http_client
         self._jwks: dict[str, Any] | None = None
@@ -247,17 +272,31 @@ class NotificationVerifier:
     async def _fetch(self) -> dict[str, Any]:
         assert self.jwks_url is not None
         async with self._lock:
-            if self._client is None:
-                async with httpx.AsyncClient(timeout=10) as client:
-                    response = await client.get(self.jwks_url)
-            else:
-                response = await self._client.get(self.jwks_url)
-            response.raise_for_status()
-            jwks = response.json()
+            now = time.monotonic()
+            if now < self._retry_at:
+                raise JWKSUnavailableError(
+                    f"the agent's JWKS failed to load; next try in {self._retry_at - now:.1f}s"
+                )
+            try:
+                jwks = await self._get_jwks(self.jwks_url)
+            except (httpx.HTTPError, ValueError) as exc:
+                self._retry_at = time.monotonic() + self._backoff
+                self._backoff = min(self._backoff * 2, self.max_jwks_backoff)
+                raise JWKSUnavailableError(f"could not fetch the agent's JWKS: {exc}") from exc
+            self._backoff, self._retry_at = self.jwks_backoff, 0.0
             if not isinstance(jwks, dict) or not isinstance(jwks.get("keys"), list):
                 raise NotificationRejected("the agent's JWKS is not a JWK set")
             self._jwks, self._fetched_at = jwks, time.monotonic()
             return jwks
+
+    async def _get_jwks(self, url: str) -> Any:
+        if self._client is None:
+            async with httpx.AsyncClient(timeout=10) as client:
+                response = await client.get(url)
+        else:
+            response = await self._client.get(url)
+        response.raise_for_status()
+        return response.json()
 
     async def jwks(self, *, refresh: bool = False) -> dict[str, Any]:
         stale = time.monotonic() - self._fetched_at > self.jwks_ttl
@@ -265,32 +304,67 @@ class NotificationVerifier:
             return await self._fetch()
         return self._jwks
 
-    async def verify(self, headers: Mapping[str, str], body: bytes) -> Notification:
-        """Verify one notification; raise :class:`NotificationRejected`."""
+    async def verify_headers(
+        self, headers: Mapping[str, str], url: str | None = None
+    ) -> dict[str, Any]:
+        """What can be checked before reading the body: the token, then the JWT (signature,
+        expiry, issuer, audience — ``url`` is the receiver's, the default audience). Returns
+        the claims (empty when unsigned); raise :class:`NotificationRejected`."""
+        if self.token is not None:
+            check_token(headers, self.token)
         if self.jwks_url is None:
-            return self._verify(headers, body, None)
+            return {}
         try:
-            return self._verify(headers, body, await self.jwks())
+            return self._claims(headers, await self.jwks(), url)
         except UnknownKeyError:
             # The agent may have rotated its key: refetch (rate-limited) and try once more.
             if time.monotonic() - self._fetched_at < self.min_refetch_interval:
                 raise
-            return self._verify(headers, body, await self.jwks(refresh=True))
+            return self._claims(headers, await self.jwks(refresh=True), url)
 
-    def _verify(
-        self, headers: Mapping[str, str], body: bytes, jwks: Mapping[str, Any] | None
+    def _claims(
+        self, headers: Mapping[str, str], jwks: Mapping[str, Any], url: str | None
+    ) -> dict[str, Any]:
+        audience = self.audience or url
+        return _verify_jwt(headers, jwks, self.issuer, audience, self.leeway, self.max_age)
+
+    def verify_body(self, claims: Mapping[str, Any], body: bytes) -> Notification:
+        """The rest, once :meth:`verify_headers` passed: body hash, task, replay."""
+        try:
+            event = StreamResponse.from_json(body)
+        except Exception:
+            raise NotificationRejected("the body is not a StreamResponse") from None
+        task_id = _payload_task_id(event)
+        if claims:
+            check_body_hash(claims, body)
+            if claims.get(CLAIM_TASK_ID) != task_id:
+                raise NotificationRejected("the token was issued for another task")
+            self.replay_cache.check_and_add(str(claims["jti"]), float(claims["exp"]) + self.leeway)
+        return Notification(event, task_id, dict(claims))
+
+    async def verify(
+        self, headers: Mapping[str, str], body: bytes, *, url: str | None = None
     ) -> Notification:
-        return verify_notification(
-            headers,
-            body,
-            jwks=jwks,
-            token=self.token,
-            issuer=self.issuer,
-            audience=self.audience,
-            leeway=self.leeway,
-            max_age=self.max_age,
-            replay_cache=self.replay_cache,
-        )
+        """Verify one notification; raise :class:`NotificationRejected`."""
+        return self.verify_body(await self.verify_headers(headers, url), body)
+
+
+class BodyTooLargeError(Exception):
+    """The body passed ``max_body_bytes``."""
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise BodyTooLargeError
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLargeError
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 Callback = Callable[[Notification], "Awaitable[Any] | Any"]
@@ -304,12 +378,17 @@ def webhook_endpoint(
     (the agent does not retry), 500 when the callback raises (the agent retries)."""
 
     async def endpoint(request: Request) -> Response:
-        body = await request.body()
         try:
-            notification = await verifier.verify(request.headers, body)
+            # Headers first: an unauthenticated body is never read, let alone parsed.
+            claims = await verifier.verify_headers(request.headers, str(request.url))
+            body = await _read_body(request, verifier.max_body_bytes)
+            notification = verifier.verify_body(claims, body)
         except NotificationRejected as exc:
             return JSONResponse({"error": exc.reason}, status_code=401)
-        except (httpx.HTTPError, json.JSONDecodeError):
+        except BodyTooLargeError:
+            limit = verifier.max_body_bytes
+            return JSONResponse({"error": f"body over {limit} bytes"}, status_code=413)
+        except JWKSUnavailableError:
             return JSONResponse({"error": "could not fetch the agent's JWKS"}, status_code=503)
         if inspect.iscoroutinefunction(callback):
             await callback(notification)
@@ -330,6 +409,7 @@ def webhook_app(
 
 
 __all__ = [
+    "JWKSUnavailableError",
     "Notification",
     "NotificationRejected",
     "NotificationVerifier",
