@@ -134,13 +134,19 @@ async def test_reconnect_with_last_event_id_misses_nothing(steps_agent: Any) -> 
 
 async def test_subscribe_to_terminal_task_is_an_error(steps_agent: Any) -> None:
     """Spec §3.1.6: SubscribeToTask on a terminal task → UnsupportedOperationError (-32004),
-    delivered in the stream's own SSE form."""
+    known before any stream opens, so a plain JSON-RPC error response (issue 15 item 7)."""
     url, _ = steps_agent
     async with httpx.AsyncClient(base_url=url) as client:
         done = await call(client, "SendMessage", send_params())
-        events = await stream(client, "SubscribeToTask", {"id": done["task"]["id"]})
-    assert len(events) == 1
-    assert events[0][1]["error"]["code"] == -32004
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SubscribeToTask",
+            "params": {"id": done["task"]["id"]},
+        }
+        r = await client.post("/", json=body, headers={"Accept": "text/event-stream"})
+    assert r.headers["content-type"].startswith("application/json")
+    assert r.json()["error"]["code"] == -32004
 
 
 async def test_cancel_mid_stream(serve: Any) -> None:

@@ -86,6 +86,10 @@ class JSONRPC:
         out = Outcome()
         async with aconnect_sse(self.client, "POST", "/", json=body, headers=headers or {}) as src:
             out.headers = dict(src.response.headers)
+            if not src.response.headers.get("content-type", "").startswith("text/event-stream"):
+                # an error known before the stream starts: a plain JSON-RPC error response
+                await src.response.aread()
+                return self._outcome(src.response.json(), src.response)
             async for sse in src.aiter_sse():
                 data = json.loads(sse.data)
                 if "error" in data:

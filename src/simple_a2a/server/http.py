@@ -254,14 +254,5 @@ def sse_response(
     )
 
 
-def sse_error(data: bytes, headers: dict[str, str]) -> Response:
-    """A stream that carries only an error event (errors of streaming operations)."""
-    return Response(
-        sse.frame(data),
-        media_type=sse.CONTENT_TYPE,
-        headers={"Cache-Control": "no-cache", **headers},
-    )
-
-
 def json_bytes(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()

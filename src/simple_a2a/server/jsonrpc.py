@@ -32,7 +32,6 @@ from .http import (
     read_json,
     response_media_type,
     service_headers,
-    sse_error,
     sse_response,
     validate,
 )
@@ -111,17 +110,21 @@ class JSONRPCBinding:
     async def _streaming(
         self, request: Request, op: Operation, req: rpc.JSONRPCRequest, call: CallContext
     ) -> Response:
-        """A streaming method answers text/event-stream, errors included (one error event)."""
+        """A streaming method answers text/event-stream once its stream has started.
+
+        An error known before that (an unknown or finished task, a capability refusal, invalid
+        params) is a plain JSON-RPC error response, as for a unary call: clients type it like
+        any error (the JS SDK raises an untyped error for an SSE error event; issue 15 item 7).
+        Failures after the first event are SSE error events.
+        """
         headers = service_headers(call)
         try:
             offload = self.handler.limits.offload_validation_bytes
             parsed = await validate(request, lambda: self._parse(op, req.params, call), offload)
             items = await self.handler.handle(op.name, parsed, call)
         except e.A2AError as err:
-            if _status(err) != 200:  # refused at the HTTP level (401/403), as unary calls are
-                media_type = response_media_type(request)
-                return self._json(rpc.failure(req.id, err), media_type, call, _status(err))
-            return sse_error(json_bytes(rpc.failure(req.id, err)), headers)
+            media_type = response_media_type(request)
+            return self._json(rpc.failure(req.id, err), media_type, call, _status(err))
         return sse_response(items, self._renderer(op, req.id, call), headers)
 
     async def _call(self, op: Operation, params: dict[str, Any], call: CallContext) -> bytes:
