@@ -28,7 +28,7 @@ import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from starlette.applications import Starlette
@@ -89,6 +89,30 @@ class ReplayCache:
         if jti in self._seen and self._seen[jti] > now:
             raise NotificationRejected(f"replayed notification (jti {jti} seen before)")
         self._seen[jti] = expires
+
+
+class ReplayStore(Protocol):
+    """Where a verifier remembers the ``jti`` it accepted: in memory (:class:`MemoryReplayStore`,
+    the default), or durable and shared: ``simple_a2a.storage.replay.SQLiteReplayStore`` /
+    ``PostgresReplayStore``."""
+
+    async def remember(self, jti: str, expires: float) -> bool:
+        """True the first time ``jti`` is seen (until ``expires``, a Unix time)."""
+        ...
+
+
+class MemoryReplayStore:
+    """A :class:`ReplayStore` in this process's memory (lost on restart, not shared)."""
+
+    def __init__(self) -> None:
+        self.cache = ReplayCache()
+
+    async def remember(self, jti: str, expires: float) -> bool:
+        try:
+            self.cache.check_and_add(jti, expires)
+        except NotificationRejected:
+            return False
+        return True
 
 
 def _jwt() -> Any:
@@ -227,6 +251,8 @@ class NotificationVerifier:
     is refused (give it explicitly behind a proxy that changes the URL). ``max_body_bytes``
     bounds the body read (413 beyond). A failed JWKS fetch is not retried for
     ``jwks_backoff`` seconds, doubling up to ``max_jwks_backoff`` while it keeps failing.
+    ``replay_store`` remembers accepted ``jti`` values (default: in memory; a SQLite or
+    PostgreSQL one from ``simple_a2a.storage.replay`` survives restarts and spans replicas).
     """
 
     def __init__(
@@ -245,6 +271,7 @@ class NotificationVerifier:
         max_body_bytes: int = 1024 * 1024,
         jwks_backoff: float = 1.0,
         max_jwks_backoff: float = 300.0,
+        replay_store: ReplayStore | None = None,
     ) -> None:
         if jwks_url is None and agent_url is not None:
             jwks_url = agent_url.rstrip("/") + JWKS_PATH
@@ -263,7 +290,7 @@ class NotificationVerifier:
         self.max_jwks_backoff = max_jwks_backoff
         self._backoff = jwks_backoff
         self._retry_at = 0.0  # monotonic time before which a failed fetch is not retried
-        self.replay_cache = ReplayCache()
+        self.replay_store: ReplayStore = replay_store or MemoryReplayStore()
         self._client = http_client
         self._jwks: dict[str, Any] | None = None
         self._fetched_at = 0.0
@@ -328,7 +355,7 @@ class NotificationVerifier:
         audience = self.audience or url
         return _verify_jwt(headers, jwks, self.issuer, audience, self.leeway, self.max_age)
 
-    def verify_body(self, claims: Mapping[str, Any], body: bytes) -> Notification:
+    async def verify_body(self, claims: Mapping[str, Any], body: bytes) -> Notification:
         """The rest, once :meth:`verify_headers` passed: body hash, task, replay."""
         try:
             event = StreamResponse.from_json(body)
@@ -339,14 +366,16 @@ class NotificationVerifier:
             check_body_hash(claims, body)
             if claims.get(CLAIM_TASK_ID) != task_id:
                 raise NotificationRejected("the token was issued for another task")
-            self.replay_cache.check_and_add(str(claims["jti"]), float(claims["exp"]) + self.leeway)
+            jti, expires = str(claims["jti"]), float(claims["exp"]) + self.leeway
+            if not await self.replay_store.remember(jti, expires):
+                raise NotificationRejected(f"replayed notification (jti {jti} seen before)")
         return Notification(event, task_id, dict(claims))
 
     async def verify(
         self, headers: Mapping[str, str], body: bytes, *, url: str | None = None
     ) -> Notification:
         """Verify one notification; raise :class:`NotificationRejected`."""
-        return self.verify_body(await self.verify_headers(headers, url), body)
+        return await self.verify_body(await self.verify_headers(headers, url), body)
 
 
 class BodyTooLargeError(Exception):
@@ -382,7 +411,7 @@ def webhook_endpoint(
             # Headers first: an unauthenticated body is never read, let alone parsed.
             claims = await verifier.verify_headers(request.headers, str(request.url))
             body = await _read_body(request, verifier.max_body_bytes)
-            notification = verifier.verify_body(claims, body)
+            notification = await verifier.verify_body(claims, body)
         except NotificationRejected as exc:
             return JSONResponse({"error": exc.reason}, status_code=401)
         except BodyTooLargeError:
@@ -410,10 +439,12 @@ def webhook_app(
 
 __all__ = [
     "JWKSUnavailableError",
+    "MemoryReplayStore",
     "Notification",
     "NotificationRejected",
     "NotificationVerifier",
     "ReplayCache",
+    "ReplayStore",
     "UnknownKeyError",
     "check_token",
     "verify_notification",
