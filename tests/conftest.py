@@ -12,6 +12,9 @@ from typing import Any
 import pytest
 import uvicorn
 
+#: records the interop matrix of docs/interop.md from the run (tests/interop/matrix.py)
+pytest_plugins = ["tests.interop.matrix"]
+
 
 def free_port() -> int:
     with socket.socket() as sock:

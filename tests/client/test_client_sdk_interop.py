@@ -21,6 +21,8 @@ from simple_a2a.client import AsyncClient, Client, afold, fold
 
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 
+pytestmark = pytest.mark.interop(peer="Python SDK 1.3.0", direction="ours → theirs", protocol="1.0")
+
 
 def joined(task: object) -> str:
     """The text of the task's first artifact, chunks concatenated."""
@@ -159,12 +161,18 @@ def test_sync_client_round_trip(sdk_server, binding: str) -> None:
         assert agent.agent_card().name == "SDK demo agent"
 
 
+@pytest.mark.interop(
+    peer="Python SDK 1.3.0", direction="ours → theirs", protocol="1.0", binding="JSONRPC"
+)  # the card's first interface
 def test_three_line_round_trip(sdk_server) -> None:
     import simple_a2a
 
     print(simple_a2a.client(sdk_server.url).send("hello"))
 
 
+@pytest.mark.interop(
+    peer="Python SDK 1.3.0", direction="ours → theirs", protocol="1.0", binding="JSONRPC"
+)  # the card's first interface
 def test_sync_stream_can_stop_early(sdk_server) -> None:
     agent = Client(sdk_server.url)
     for event in agent.stream("count 20"):

@@ -19,6 +19,8 @@ from simple_a2a.protocol.errors import InvalidAgentResponseError, TaskNotCancela
 from tests.client.sdk_agent import build_v03_app
 from tests.client.servers import ServerThread
 
+pytestmark = pytest.mark.interop(peer="Python SDK 1.3.0", direction="ours → theirs", protocol="0.3")
+
 
 @pytest.fixture(scope="module", params=["JSONRPC", "HTTP+JSON"])
 def v03_server(request: pytest.FixtureRequest) -> Iterator[ServerThread]:
@@ -76,6 +78,12 @@ async def test_v03_cancel_and_subscribe(v03_server: ServerThread) -> None:
             await agent.cancel("missing")
 
 
+@pytest.mark.interop(
+    peer="Python SDK 1.3.0",
+    direction="ours → theirs",
+    protocol="0.3",
+    faults={"JSONRPC": "F1", "HTTP+JSON": "F2"},
+)
 async def test_v03_push_configs(v03_server: ServerThread) -> None:
     async with AsyncClient(v03_server.url) as agent:
         task = await agent.send("echo push")

@@ -43,6 +43,10 @@ from simple_a2a.protocol.models import TaskState as OurState
 from tests.client.sdk_agent import DemoExecutor
 from tests.grpc.grpc_served import Served
 
+PEER = "Python SDK 1.3.0"
+OURS = {"peer": PEER, "direction": "ours → theirs", "protocol": "1.0", "binding": "GRPC"}
+THEIRS = {"peer": PEER, "direction": "theirs → ours", "protocol": "1.0", "binding": "GRPC"}
+
 # -- the SDK's client against our server --------------------------------------------------------
 
 
@@ -60,6 +64,7 @@ def message(text: str) -> SendMessageRequest:
     return SendMessageRequest(message=new_text_message(text, role=Role.ROLE_USER))
 
 
+@pytest.mark.interop(**THEIRS)
 async def test_sdk_client_send_get_list(served: Served) -> None:
     client = sdk_client(served, streaming=False)
     try:
@@ -77,6 +82,7 @@ async def test_sdk_client_send_get_list(served: Served) -> None:
         await client.close()
 
 
+@pytest.mark.interop(**THEIRS)
 async def test_sdk_client_stream(served: Served) -> None:
     client = sdk_client(served, streaming=True)
     try:
@@ -91,6 +97,7 @@ async def test_sdk_client_stream(served: Served) -> None:
     assert events[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
 
 
+@pytest.mark.interop(**THEIRS)
 async def test_sdk_client_cancel_and_subscribe(served: Served) -> None:
     client = sdk_client(served, streaming=True)
     try:
@@ -118,6 +125,7 @@ async def test_sdk_client_cancel_and_subscribe(served: Served) -> None:
         await client.close()
 
 
+@pytest.mark.interop(**THEIRS)
 async def test_sdk_client_push_configs(served: Served) -> None:
     client = sdk_client(served, streaming=False)
     try:
@@ -169,6 +177,7 @@ def our_client(card: AgentCard) -> AsyncClient:
     return AsyncClient(json_format.MessageToDict(card))
 
 
+@pytest.mark.interop(**OURS)
 async def test_our_client_send_get_list(sdk_server: AgentCard) -> None:
     async with our_client(sdk_server) as client:
         task = await client.send("hello")
@@ -185,6 +194,7 @@ async def test_our_client_send_get_list(sdk_server: AgentCard) -> None:
             await client.get("nope")
 
 
+@pytest.mark.interop(**OURS)
 async def test_our_client_stream(sdk_server: AgentCard) -> None:
     async with our_client(sdk_server) as client:
         events = [ev async for ev in client.stream("count 3")]
@@ -193,6 +203,7 @@ async def test_our_client_stream(sdk_server: AgentCard) -> None:
     assert final.status.state == OurState.COMPLETED  # type: ignore[union-attr]
 
 
+@pytest.mark.interop(**OURS)
 async def test_our_client_cancel_subscribe_push(sdk_server: AgentCard) -> None:
     async with our_client(sdk_server) as client:
         task = await client.send("slow", return_immediately=True)
@@ -222,6 +233,7 @@ URL_FORMS = ["127.0.0.1:{port}", "[::1]:{port}", "grpc://127.0.0.1:{port}", "htt
 
 
 @pytest.mark.parametrize("form", URL_FORMS)
+@pytest.mark.interop(**OURS)
 async def test_our_client_discovers_grpc_url_forms(form: str, serve: Any) -> None:
     """The SDK publishes its card over HTTP with the GRPC interface as ``host:port`` (the
     proto's form): our client must dial it as a gRPC target, never join it onto the card URL."""

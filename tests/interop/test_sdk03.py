@@ -25,6 +25,9 @@ from tests.push.push_helpers import Receiver, settings
 from tests.support.agents import TestAgent, make_card, serving
 
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
+PEER = "Python SDK 0.3.26"
+OURS = {"peer": PEER, "direction": "ours → theirs", "protocol": "0.3"}
+THEIRS = {"peer": PEER, "direction": "theirs → ours", "protocol": "0.3"}
 
 # -- our client against the SDK 0.3.26 agent ----------------------------------------------------
 
@@ -41,6 +44,7 @@ async def agent(request: pytest.FixtureRequest, their_agent: str) -> Any:
         yield client
 
 
+@pytest.mark.interop(**OURS)
 async def test_our_client_send_get_multi_turn(agent: AsyncClient) -> None:
     task = await agent.send("echo hi")
     assert agent.protocol_version == "0.3"
@@ -56,12 +60,14 @@ async def test_our_client_send_get_multi_turn(agent: AsyncClient) -> None:
         await agent.get("missing")
 
 
+@pytest.mark.interop(**OURS)
 async def test_our_client_stream(agent: AsyncClient) -> None:
     final = await afold(agent.stream("count 3"))
     assert isinstance(final, Task) and final.state is TaskState.COMPLETED
     assert "".join(p.text or "" for p in final.artifacts[0].parts) == "0 1 2 "
 
 
+@pytest.mark.interop(**OURS, faults={"*": "F3"})
 async def test_our_client_cancel_subscribe(agent: AsyncClient) -> None:
     task = await agent.send("slow", return_immediately=True)
     assert isinstance(task, Task)
@@ -97,6 +103,7 @@ async def test_our_client_cancel_subscribe(agent: AsyncClient) -> None:
         await agent.cancel("missing")
 
 
+@pytest.mark.interop(**OURS, faults={"JSONRPC": "F1", "HTTP+JSON": "F4 F5"})
 async def test_our_client_push_configs(agent: AsyncClient) -> None:
     task = await agent.send("echo push")
     assert isinstance(task, Task)
@@ -124,6 +131,7 @@ async def test_our_client_push_configs(agent: AsyncClient) -> None:
     assert await agent.list_push_configs(task.id) == []
 
 
+@pytest.mark.interop(**OURS)
 async def test_our_client_push_delivery(agent: AsyncClient) -> None:
     """A config sent with the message: the SDK posts the 0.3 Task to the webhook (0.3 §9.5)."""
     receiver = Receiver()
@@ -152,6 +160,7 @@ def our_server() -> Iterator[str]:
         yield base
 
 
+@pytest.mark.interop(**THEIRS)
 @pytest.mark.parametrize("transport", BINDINGS)
 def test_their_client_every_operation(our_server: str, transport: str) -> None:
     out = run_sdk03_client(our_server, transport, "http://127.0.0.1:9/hook")

@@ -9,6 +9,10 @@ from tests.push.push_helpers import Receiver, Steps, make_server, send, summary
 a2a_client = pytest.importorskip("a2a.client")
 a2a_types = pytest.importorskip("a2a.types")
 
+pytestmark = pytest.mark.interop(
+    peer="Python SDK 1.3.0", direction="theirs → ours", protocol="1.0", binding="JSONRPC"
+)
+
 
 async def test_sdk_client_create_get_list_delete(serve) -> None:  # type: ignore[no-untyped-def]
     receiver = Receiver()

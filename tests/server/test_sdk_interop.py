@@ -38,6 +38,8 @@ from a2a.utils.errors import TaskNotFoundError
 from simple_a2a.server import server
 from tests.support.agents import TestAgent, make_card, serving
 
+pytestmark = pytest.mark.interop(peer="Python SDK 1.3.0", direction="theirs → ours")
+
 SETUPS = [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3"), ("HTTP+JSON", "0.3")]
 
 
