@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import secrets
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -53,3 +55,26 @@ def serve() -> Iterator[Any]:
             return stack.enter_context(serve_in_thread(app, **options))
 
         yield start
+
+
+#: The test PostgreSQL server (trust auth); every test gets its own schema there.
+POSTGRES_DSN = os.environ.get(
+    "SIMPLE_A2A_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
+)
+
+
+@pytest.fixture
+async def postgres_schema() -> AsyncIterator[str]:
+    """A fresh random schema name on the test PostgreSQL, dropped afterwards (skips loudly when
+    the server or asyncpg is missing, never passes)."""
+    asyncpg = pytest.importorskip("asyncpg", reason="asyncpg is not installed")
+    try:
+        conn = await asyncpg.connect(POSTGRES_DSN, timeout=5)
+    except Exception as exc:
+        pytest.skip(f"PostgreSQL not reachable at {POSTGRES_DSN}: {exc!r}")
+    name = f"a2a_test_{secrets.token_hex(6)}"
+    try:
+        yield name
+    finally:
+        await conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+        await conn.close()

@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-import os
-import secrets
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +16,10 @@ from simple_a2a.protocol.push import JWKS_PATH, SIGNATURE_HEADER
 from simple_a2a.server.push import SigningKeys
 from simple_a2a.storage.replay import PostgresReplayStore, SQLiteReplayStore
 from simple_a2a.webhooks import NotificationRejected, NotificationVerifier, ReplayStore
+from tests.conftest import POSTGRES_DSN as DSN
 from tests.push.test_webhook_hostile import BODY
 
 HOOK = "https://hooks.example/a2a"
-DSN = os.environ.get("SIMPLE_A2A_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 @pytest.fixture(scope="module")
@@ -74,24 +71,10 @@ async def test_sqlite_store_forgets_expired_tokens(tmp_path: Path) -> None:
     await store.aclose()
 
 
-@pytest.fixture
-async def schema() -> AsyncIterator[str]:
-    asyncpg = pytest.importorskip("asyncpg", reason="asyncpg is not installed")
-    try:
-        conn = await asyncpg.connect(DSN, timeout=5)
-    except Exception as exc:  # any failure to reach the server: skip loudly, never pass
-        pytest.skip(f"PostgreSQL not reachable at {DSN}: {exc!r}")
-    name = f"a2a_test_{secrets.token_hex(6)}"
-    try:
-        yield name
-    finally:
-        await conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
-        await conn.close()
-
-
 async def test_postgres_store_refuses_a_replay_on_another_replica(
-    agent: str, keys: SigningKeys, schema: str
+    agent: str, keys: SigningKeys, postgres_schema: str
 ) -> None:
+    schema = postgres_schema
     replica_a = PostgresReplayStore(DSN, schema=schema)
     replica_b = PostgresReplayStore(DSN, schema=schema)
     try:
