@@ -373,14 +373,19 @@ class A2AServer:
             }
         )
 
-    def card_document(self, base_url: str, *, trailing_slash: bool = False) -> dict[str, Any]:
-        """The card as served: 1.0 fields plus the 0.3 ones, one document for both."""
+    def card_document(
+        self, base_url: str, *, trailing_slash: bool = False, pure: bool = False
+    ) -> dict[str, Any]:
+        """The card as served: 1.0 fields plus the 0.3 ones, one document for both; with
+        ``pure`` the 1.0 card alone, which strict ProtoJSON parsers accept (docs/server.md)."""
         public = self.public_card(base_url, trailing_slash=trailing_slash)
         if self.push is not None:
             public = self.push.decorate_card(public, base_url)
         card = public.to_dict()
         if self.card_signer is not None:
             card = self.card_signer.sign(card, base_url)
+        if pure:
+            return card
         try:
             from ..protocol import v03
         except ImportError:  # pragma: no cover - the 0.3 layer is part of the package
@@ -389,10 +394,19 @@ class A2AServer:
 
     async def _card_endpoint(self, request: Request) -> Response:
         base, mounted = self._base_of(request)
-        document = self.card_document(base, trailing_slash=mounted)
+        # A reader that says it speaks 1.x gets the pure 1.0 card: the combined card's 0.3
+        # members (top-level ``url``, ``type``/``scheme`` beside a security scheme's oneof
+        # member) make strict ProtoJSON parsers (protobuf's json_format.Parse, Go's protojson,
+        # Java's JsonFormat) reject it. Without the header: the combined card (0.3 readers).
+        pure = request.headers.get("a2a-version", "").strip().startswith("1.")
+        document = self.card_document(base, trailing_slash=mounted, pure=pure)
         body = json.dumps(document, separators=(",", ":"))
         etag = '"' + hashlib.sha256(body.encode()).hexdigest()[:32] + '"'
-        headers = {"ETag": etag, "Cache-Control": f"public, max-age={self.card_max_age}"}
+        headers = {
+            "ETag": etag,
+            "Cache-Control": f"public, max-age={self.card_max_age}",
+            "Vary": "A2A-Version",
+        }
         if etag in request.headers.get("if-none-match", ""):
             return Response(status_code=304, headers=headers)
         return Response(body, media_type=JSON, headers=headers)
