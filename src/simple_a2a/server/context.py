@@ -34,7 +34,7 @@ from ..protocol.models import (
     trusted_status,
 )
 from ..protocol.requests import StreamResponse
-from ..protocol.states import TaskAnsweredError, TaskTerminalError
+from ..protocol.states import TaskAnsweredError, TaskStateError, TaskTerminalError
 
 if TYPE_CHECKING:
     from .tasks import TaskManager
@@ -62,6 +62,14 @@ class CallContext:
     @property
     def owner(self) -> str | None:
         return self.caller.task_owner if self.caller else None
+
+
+class TaskLostError(TaskStateError):
+    """The handle was fenced (:meth:`TaskHandle.fence`): another replica runs the task now, and
+    this handle writes nothing more."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"task {task_id} is run by another replica now; this handle is fenced")
 
 
 class _Done:
@@ -158,6 +166,7 @@ class TaskHandle:
         self.reply_message: Message | None = None
         self.changed = asyncio.Event()  # set on each recorded change (the handler waits on it)
         self._yielded = 0.0  # loop time of the last yield after an emit
+        self._fenced = False  # see fence()
 
     # -- reading --
     @property
@@ -258,7 +267,19 @@ class TaskHandle:
             self._yielded = now
             await asyncio.sleep(0)
 
+    @property
+    def fenced(self) -> bool:
+        return self._fenced
+
+    def fence(self) -> None:
+        """Another replica runs the task now (its lease was lost): every verb of this handle
+        refuses locally with :class:`TaskLostError`, without writing."""
+        self._fenced = True
+        self.changed.set()
+
     async def record(self, event: StreamResponse) -> None:
+        if self._fenced:
+            raise TaskLostError(self._task.id)
         if self.reply_message is not None and not self._committed:
             raise TaskAnsweredError()  # a direct reply was the answer: the task is gone
         self._committed = True

@@ -151,8 +151,12 @@ async def run_executor(
 
 
 async def _fail_safely(ctx: RequestContext, message: str | None, canceled: bool = False) -> None:
-    if ctx.state in states.TERMINAL or (ctx.reply_message is not None and not ctx.committed):
-        return  # ended already, or answered by a direct reply: no task to fail
+    if (
+        ctx.state in states.TERMINAL
+        or ctx.fenced
+        or (ctx.reply_message is not None and not ctx.committed)
+    ):
+        return  # ended already, run elsewhere now, or answered by a direct reply
     try:
         if canceled or ctx.cancelled.is_set():
             await asyncio.shield(ctx.cancel(message))

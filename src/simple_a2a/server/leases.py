@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from ..protocol.logcontext import library_logger
-from ..protocol.models import Task, TaskState, trusted_status
+from ..protocol.models import Task
 from ..protocol.reducer import is_final_event
 from ..protocol.requests import StreamResponse
 from ..storage.base import LeaseKind, LeaseStore, StoredTask
@@ -298,10 +298,9 @@ def attach_leases(
         if execution is None:
             return
         ctx = execution.ctx
-        # Another replica runs the task now: this executor must write nothing more. A terminal
-        # state on the handle makes every verb refuse locally (no write) and the runner's
-        # clean-up a no-op.
-        ctx._task = ctx.task.model_copy(update={"status": trusted_status(TaskState.FAILED)})
+        # Another replica runs the task now: this executor must write nothing more. The fenced
+        # handle refuses every verb locally (no write) and the runner's clean-up is a no-op.
+        ctx.fence()
         ctx.cancelled.set()
         execution.runner.cancel()
 
@@ -317,7 +316,7 @@ def attach_leases(
             return  # signalled already, or it ended the task itself: its runner is returning
         stored = await handler.tasks.get(task_id)
         if stored is not None and stored.task.is_terminal:
-            execution.ctx._task = stored.task
+            execution.ctx.observe(stored.task)
             await handler._signal_cancel(execution)
 
     async def release_when_final(task_id: str, seq: int, event: StreamResponse, task: Task) -> None:
