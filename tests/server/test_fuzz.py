@@ -226,6 +226,23 @@ def test_rest_routes(
     check_rest(response)
 
 
+def test_a_nul_in_an_identifier_is_invalid_params_on_every_backend(http: httpx.Client) -> None:
+    """Found by the long fuzz run: ``POST /tasks/%00:cancel`` answered 500 on PostgreSQL, whose
+    text columns cannot hold NUL. Every backend now refuses a NUL in an id as invalid params."""
+    headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
+    assert http.post("/tasks/%00:cancel", headers=headers).status_code == 400
+    assert http.get("/tasks/a%00b", headers=headers).status_code == 400
+    for method, params in (
+        ("GetTask", {"id": "\u0000"}),
+        ("SendMessage", {"message": {"messageId": "m", "role": "ROLE_USER", "contextId": "c\u0000",
+                                     "parts": [{"text": "hi"}]}}),
+        ("ListTaskPushNotificationConfigs", {"taskId": "t\u0000"}),
+    ):  # fmt: skip
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        answer = http.post("/", json=body, headers=headers).json()
+        assert answer["error"]["code"] == -32602, (method, answer)
+
+
 def rss_bytes() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")

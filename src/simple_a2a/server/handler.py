@@ -42,7 +42,14 @@ from . import recovery
 from .context import CallContext, Caller, RequestContext
 from .executor import AgentExecutor, as_executor, run_executor
 from .leases import LeaseKeeper, claim_follow_up
-from .limits import DEFAULT_LIMITS, Limits, check_config_count, check_message, config_page
+from .limits import (
+    DEFAULT_LIMITS,
+    Limits,
+    check_config_count,
+    check_identifiers,
+    check_message,
+    config_page,
+)
 from .paging import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
@@ -136,6 +143,7 @@ class RequestHandler:
         self, method: Any, operation: str, request: Any, call: CallContext
     ) -> Any:
         await self._authorize(operation, call)
+        check_identifiers(request)  # SQL text holds no NUL: refused alike on every backend
         return await method(request, call)
 
     async def _authorize(self, operation: str, call: CallContext) -> None:

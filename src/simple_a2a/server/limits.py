@@ -36,8 +36,6 @@ class Limits:
     max_metadata_bytes: int = 64 * 1024
     #: push notification configs one task may have (above: -32602)
     max_push_configs_per_task: int = 10
-    #: push notification configs one caller may have over all its tasks (above: -32602)
-    max_push_configs_per_caller: int = 1_000
     #: webhook POSTs in flight at once over all configs (below the pool of 100 connections);
     #: the others wait their turn in arrival order (asyncio.Semaphore is FIFO)
     max_concurrent_deliveries: int = 32
@@ -135,3 +133,30 @@ def config_page(
     return ListTaskPushNotificationConfigsResponse(
         configs=page, next_page_token=_config_id(page[-1]) if more else None
     )
+
+
+#: Identifiers a request may carry, as attribute paths of the request models.
+_IDENTIFIERS = (
+    "id",
+    "task_id",
+    "context_id",
+    "message.task_id",
+    "message.context_id",
+    "configuration.task_push_notification_config.id",
+)
+
+
+def check_identifiers(request: object) -> None:
+    """Refuse a NUL character in an identifier, for every backend alike.
+
+    Identifiers are stored as SQL text, which cannot hold NUL (PostgreSQL refuses it, found by
+    the fuzz suite as a 500). The spec does not forbid it; no real id contains one, so it is
+    invalid params here rather than a storage failure later.
+    """
+    for path in _IDENTIFIERS:
+        value: object = request
+        for name in path.split("."):
+            value = getattr(value, name, None)
+        if isinstance(value, str) and "\x00" in value:
+            field = "".join(w if i == 0 else w.title() for i, w in enumerate(path.split("_")))
+            raise e.InvalidParamsError(f"{field} must not contain a NUL character", field=field)
