@@ -65,6 +65,25 @@ async def test_rest_prefix_and_explicit_interfaces(serve: Any) -> None:
     assert interfaces(card) == {"JSONRPC": "https://agents.example/a"}
 
 
+async def test_jsonrpc_path_answers_with_and_without_trailing_slash(serve: Any) -> None:
+    """No redirect between ``/jsonrpc`` and ``/jsonrpc/``: clients do not follow one on a POST
+    (the ITK's runner posts to ``/jsonrpc/``, Go peers trim the slash)."""
+    url = serve(server(make_card(), TestAgent(), jsonrpc_path="/jsonrpc").app)
+    body = {"message": user("hi")}
+    async with httpx.AsyncClient(base_url=url) as client:
+        for path in ("/jsonrpc", "/jsonrpc/"):
+            r = await client.post(
+                path,
+                json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": body},
+                headers={"A2A-Version": "1.0"},
+            )
+            assert r.status_code == 200, path
+            assert r.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+            assert (await client.get(path)).status_code == 405  # JSON-RPC is POSTed, no redirect
+        card = (await client.get(CARD_PATHS[0])).json()
+    assert interfaces(card)["JSONRPC"] == url + "/jsonrpc"
+
+
 async def test_multi_server_isolates_agents(serve: Any) -> None:
     research = make_card().model_copy(update={"name": "Research"})
     multi = simple_a2a.multi_server(

@@ -207,6 +207,14 @@ class A2AServer:
         self.app: ASGIApp = self.build_stack(inspector=inspector)
 
     @property
+    def _rpc_paths(self) -> tuple[str, ...]:
+        """Where JSON-RPC is answered: ``jsonrpc_path`` with and without a trailing slash, no
+        redirect (clients do not follow one; the ITK's runner posts to ``/jsonrpc/``, Go peers
+        trim it to ``/jsonrpc``)."""
+        path = self.jsonrpc_path
+        return (path,) if path == "/" else (path, path + "/")
+
+    @property
     def card(self) -> AgentCard:
         return self.handler.card
 
@@ -228,7 +236,7 @@ class A2AServer:
         """
         router = self._router()
         own_paths = {route.path for route in router.routes if isinstance(route, Route)}
-        app: ASGIApp = _Dispatch(router, self.jsonrpc.asgi, self.jsonrpc_path, self.rest, own_paths)
+        app: ASGIApp = _Dispatch(router, self.jsonrpc.asgi, self._rpc_paths, self.rest, own_paths)
         if self.auth is not None:
             app = AuthMiddleware(app, self.auth, public_paths=(*CARD_PATHS, JWKS_PATH))
         if inspector:  # a development tool: its page calls this agent over HTTP, as a client
@@ -239,7 +247,7 @@ class A2AServer:
 
     def _router(self) -> Starlette:
         verbs = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-        routes = [Route(self.jsonrpc_path, self._jsonrpc_endpoint, methods=verbs)]
+        routes = [Route(path, self._jsonrpc_endpoint, methods=verbs) for path in self._rpc_paths]
         routes += [Route(path, self._card_endpoint, methods=["GET"]) for path in CARD_PATHS]
         routes += self.push.routes() if self.push is not None else []
         if self.card_signer is not None and not any(r.path == JWKS_PATH for r in routes):
@@ -446,18 +454,23 @@ class _Dispatch:
     lifespan) goes through the Starlette app."""
 
     def __init__(
-        self, app: ASGIApp, jsonrpc: ASGIApp, path: str, rest: ASGIApp, own_paths: set[str]
+        self,
+        app: ASGIApp,
+        jsonrpc: ASGIApp,
+        paths: tuple[str, ...],
+        rest: ASGIApp,
+        own_paths: set[str],
     ) -> None:
         self._app = app
         self._jsonrpc = jsonrpc
-        self._path = path
+        self._paths = paths
         self._rest = rest
         self._own = own_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             path = route_path(scope)
-            if path == self._path:
+            if path in self._paths:
                 if scope["method"] == "POST":
                     await self._jsonrpc(scope, receive, send)
                     return
