@@ -1,0 +1,294 @@
+"""Interop with the official JavaScript SDK ``@a2a-js/sdk`` 1.3.0 (issue 15), both directions,
+A2A 1.0 over JSON-RPC and HTTP+JSON, with real OS processes on loopback:
+
+- the SDK's client (tests/interop_js/client.mjs) against our server: one Node process per
+  binding runs the whole scenario (card, send, stream, get, list, multi-turn, cancel with a
+  subscriber, subscribe to a finished task, push config CRUD, unknown tasks) and prints each
+  step's outcome, which the tests below check step by step;
+- our ``AsyncClient`` against an agent built from the SDK's server pieces
+  (tests/interop_js/agent.mjs: DefaultRequestHandler, Express JSON-RPC and REST handlers).
+
+``scripts/js_sdk`` installs the pinned SDK with npm; without node, npm or network the tests skip
+and say why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from simple_a2a import Message, Task, TaskNotFoundError, TaskState, TaskStatusUpdateEvent
+from simple_a2a.client import AsyncClient, afold
+from simple_a2a.protocol.errors import TaskNotCancelableError, UnsupportedOperationError
+from simple_a2a.server import server
+from tests.conftest import free_port
+from tests.push.push_helpers import settings
+from tests.support.agents import TestAgent, make_card, serving
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = ROOT / "tests" / "interop_js"
+BINDINGS = ["JSONRPC", "HTTP+JSON"]
+PEER = "JavaScript SDK 1.3.0"
+OURS = {"peer": PEER, "direction": "ours → theirs", "protocol": "1.0"}
+THEIRS = {"peer": PEER, "direction": "theirs → ours", "protocol": "1.0"}
+HOOK = "http://127.0.0.1:9/hook"
+
+
+@pytest.fixture(scope="session")
+def node() -> str:
+    """Node with the pinned @a2a-js/sdk installed (scripts/js_sdk), or skip saying why."""
+    executable = shutil.which("node")
+    if executable is None or shutil.which("npm") is None:
+        pytest.skip("node/npm not found: the JavaScript SDK interop tests need Node 20 and npm")
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "js_sdk")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"npm could not install @a2a-js/sdk: {done.stderr.strip()[-500:]}")
+    return executable
+
+
+# -- the SDK's client against our server ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def our_server() -> Iterator[str]:
+    app = server(make_card(pushNotifications=True), TestAgent(), push=settings()).app
+    with serving(app) as base:
+        yield base
+
+
+@pytest.fixture(scope="module", params=BINDINGS)
+def their_client(request: pytest.FixtureRequest, node: str, our_server: str) -> dict[str, Any]:
+    """The steps of tests/interop_js/client.mjs run once per binding against our server."""
+    done = subprocess.run(
+        [node, str(HERE / "client.mjs"), our_server, request.param],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=HERE,
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"the JS SDK client failed: {done.stderr[-2000:]}")
+    steps: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    steps["binding"] = request.param
+    return steps
+
+
+def ok(steps: dict[str, Any], name: str) -> Any:
+    step = steps[name]
+    assert step["ok"], f"{name}: {step['error']}"
+    return step["value"]
+
+
+def failed(steps: dict[str, Any], name: str) -> dict[str, Any]:
+    step = steps[name]
+    assert not step["ok"], f"{name} succeeded: {step['value']}"
+    error: dict[str, Any] = step["error"]
+    assert error["typed"], f"{name}: the SDK raised an untyped error {error}"
+    return error
+
+
+@pytest.mark.interop(**THEIRS)
+def test_their_client_discovers_and_sends(their_client: dict[str, Any]) -> None:
+    card = ok(their_client, "card")
+    assert card == {"transport": their_client["binding"], "version": "1.0"}
+    sent = ok(their_client, "send")
+    assert sent["state"] == "TASK_STATE_COMPLETED" and sent["artifacts"] == ["echo: echo hi"]
+    got = ok(their_client, "get")
+    assert got["id"] == sent["id"] and got["artifacts"] == ["echo: echo hi"]
+    assert ok(their_client, "list") == [sent["id"]]  # ListTasks filtered by the context
+
+
+@pytest.mark.interop(**THEIRS)
+def test_their_client_streams(their_client: dict[str, Any]) -> None:
+    events = ok(their_client, "stream")
+    assert events[0] == {"kind": "task", "state": "TASK_STATE_SUBMITTED"}
+    assert [e["text"] for e in events if e["kind"] == "artifactUpdate"] == ["0 ", "1 ", "2 "]
+    assert events[-1] == {"kind": "statusUpdate", "state": "TASK_STATE_COMPLETED"}
+
+
+@pytest.mark.interop(**THEIRS)
+def test_their_client_multi_turn(their_client: dict[str, Any]) -> None:
+    asked = ok(their_client, "ask")
+    assert asked["state"] == "TASK_STATE_INPUT_REQUIRED" and asked["statusText"] == "what size?"
+    done = ok(their_client, "follow_up")
+    assert done["id"] == asked["id"] and done["contextId"] == asked["contextId"]
+    assert done["state"] == "TASK_STATE_COMPLETED" and done["artifacts"] == ["thanks for large"]
+
+
+@pytest.mark.interop(**THEIRS)
+def test_their_client_cancel_and_subscribe(their_client: dict[str, Any]) -> None:
+    assert ok(their_client, "slow")["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+    assert ok(their_client, "cancel")["state"] == "TASK_STATE_CANCELED"
+    # §3.1.6: the subscription starts with the Task, then follows it to its terminal state.
+    events = ok(their_client, "subscribe")
+    assert events[0] == {"kind": "task", "state": "TASK_STATE_WORKING"}
+    assert events[-1] == {"kind": "statusUpdate", "state": "TASK_STATE_CANCELED"}
+    # §3.1.6: subscribing to a task in a terminal state is UnsupportedOperationError, answered
+    # before any stream opens, so the SDK types it.
+    assert failed(their_client, "subscribe_finished")["reason"] == "UNSUPPORTED_OPERATION"
+
+
+@pytest.mark.interop(**THEIRS)
+def test_their_client_push_config_crud(their_client: dict[str, Any]) -> None:
+    created = ok(their_client, "push_create")
+    assert created["id"] == "cfg-1" and created["url"] == HOOK and created["token"] == "t0k"
+    assert created["taskId"] == ok(their_client, "slow")["id"]
+    assert ok(their_client, "push_get") == {"id": "cfg-1", "url": HOOK}
+    assert ok(their_client, "push_list") == ["cfg-1"]
+    assert ok(their_client, "push_delete") == []  # deleted, then listed empty
+
+
+@pytest.mark.interop(**THEIRS)
+def test_their_client_types_task_not_found(their_client: dict[str, Any]) -> None:
+    for name in ("get_missing", "cancel_missing", "subscribe_missing"):
+        error = failed(their_client, name)
+        assert error["taskNotFound"] and error["reason"] == "TASK_NOT_FOUND", (name, error)
+
+
+# -- our client against the SDK's agent ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def their_agent(node: str) -> Iterator[str]:
+    """tests/interop_js/agent.mjs as a Node process; yields its base URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [node, str(HERE / "agent.mjs"), str(port)],
+        cwd=HERE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"the JS SDK agent exited: {process.stderr.read()!r}")  # type: ignore[union-attr]
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(base + "/.well-known/agent-card.json").status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError("the JS SDK agent did not start")
+            time.sleep(0.05)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.fixture(params=BINDINGS)
+async def agent(request: pytest.FixtureRequest, their_agent: str) -> Any:
+    async with AsyncClient(their_agent, bindings=[request.param]) as client:
+        yield client
+
+
+@pytest.mark.interop(**OURS)
+async def test_our_client_discovers_sends_gets_lists(agent: AsyncClient) -> None:
+    card = await agent.agent_card()
+    assert card.name == "JS SDK interop agent" and agent.protocol_version == "1.0"
+    task = await agent.send("echo hi")
+    assert isinstance(task, Task) and task.state is TaskState.COMPLETED
+    assert task.text == "echo: echo hi"
+    got = await agent.get(task.id)
+    assert got.id == task.id and got.state is TaskState.COMPLETED
+    page = await agent.list(context_id=task.context_id)
+    assert [t.id for t in page.tasks] == [task.id]
+    reply = await agent.send("reply there")
+    assert isinstance(reply, Message) and reply.text == "reply: there"
+
+
+@pytest.mark.interop(**OURS)
+async def test_our_client_streams(agent: AsyncClient) -> None:
+    final = await afold(agent.stream("steps 3"))
+    assert isinstance(final, Task) and final.state is TaskState.COMPLETED
+    assert "".join(p.text or "" for p in final.artifacts[0].parts) == "0 1 2 "
+
+
+@pytest.mark.interop(**OURS)
+async def test_our_client_multi_turn(agent: AsyncClient) -> None:
+    asked = await agent.send("ask")
+    assert isinstance(asked, Task) and asked.state is TaskState.INPUT_REQUIRED
+    done = await agent.send("ask large", task_id=asked.id, context_id=asked.context_id)
+    assert isinstance(done, Task) and done.id == asked.id
+    assert done.state is TaskState.COMPLETED and done.text == "thanks for large"
+
+
+@pytest.mark.interop(**OURS)
+async def test_our_client_cancel_and_subscribe(agent: AsyncClient) -> None:
+    task = await agent.send("slow", return_immediately=True)
+    assert isinstance(task, Task)
+    seen: list[object] = []
+
+    async def follow() -> None:
+        async for event in agent.subscribe(task.id):
+            seen.append(event)
+
+    follower = asyncio.create_task(follow())
+    await asyncio.sleep(0.3)
+    canceled = await agent.cancel(task.id)
+    assert canceled.state is TaskState.CANCELED
+    await asyncio.wait_for(follower, 10)
+    assert isinstance(seen[0], Task)  # §3.1.6: the subscription starts with the Task
+    last = seen[-1]
+    assert isinstance(last, TaskStatusUpdateEvent) and last.status.state is TaskState.CANCELED
+    with pytest.raises(UnsupportedOperationError):  # §3.1.6: terminal task
+        await afold(agent.subscribe(task.id))
+
+
+@pytest.mark.interop(**OURS, faults={"*": "J1"})
+async def test_our_client_cancel_finished_tasks(agent: AsyncClient) -> None:
+    done = await agent.send("echo done")
+    assert isinstance(done, Task)
+    with pytest.raises(TaskNotCancelableError):  # §3.1.5: a completed task
+        await agent.cancel(done.id)
+    task = await agent.send("slow", return_immediately=True)
+    assert isinstance(task, Task)
+    assert (await agent.cancel(task.id)).state is TaskState.CANCELED
+    # Peer fault J1 (docs/interop.md): §3.1.5 answers CancelTask on an already canceled task
+    # with TaskNotCancelableError; the SDK returns the canceled Task again (reading §3.3.1's
+    # "idempotent" as the same answer). When this fails the SDK is fixed: expect the error.
+    again = await agent.cancel(task.id)
+    assert again.id == task.id and again.state is TaskState.CANCELED
+
+
+@pytest.mark.interop(**OURS)
+async def test_our_client_push_config_crud(agent: AsyncClient) -> None:
+    task = await agent.send("slow", return_immediately=True)
+    assert isinstance(task, Task)
+    try:
+        created = await agent.create_push_config(task.id, HOOK, config_id="c1", token="tok")
+        assert created.id == "c1" and created.url == HOOK and created.task_id == task.id
+        got = await agent.get_push_config(task.id, "c1")
+        assert got.url == HOOK and got.token == "tok"
+        assert [c.id for c in await agent.list_push_configs(task.id)] == ["c1"]
+        await agent.delete_push_config(task.id, "c1")
+        assert await agent.list_push_configs(task.id) == []
+    finally:
+        await agent.cancel(task.id)
+
+
+@pytest.mark.interop(**OURS)
+async def test_our_client_types_task_not_found(agent: AsyncClient) -> None:
+    with pytest.raises(TaskNotFoundError):
+        await agent.get("no-such-task")
+    with pytest.raises(TaskNotFoundError):
+        await agent.cancel("no-such-task")
+    with pytest.raises(TaskNotFoundError):
+        await afold(agent.subscribe("no-such-task"))
