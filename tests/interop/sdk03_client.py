@@ -106,6 +106,13 @@ async def main(base: str, transport: str, hook: str) -> dict[str, Any]:
                     seen.append(event)
 
             follower = asyncio.create_task(follow_up())
+            watch = TaskPushNotificationConfig(
+                task_id=slow.id,
+                push_notification_config=PushNotificationConfig(id="w", url=hook, token="tok"),
+            )
+            watched = await step(out, "push_running", unary.set_task_callback(watch))
+            if watched is not None:
+                out["push_running"] = slow.id
             await asyncio.sleep(0.3)
             canceled = await step(out, "cancel", unary.cancel_task(TaskIdParams(id=slow.id)))
             if canceled is not None:

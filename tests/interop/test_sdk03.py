@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -163,7 +164,20 @@ def our_server() -> Iterator[str]:
 @pytest.mark.interop(**THEIRS)
 @pytest.mark.parametrize("transport", BINDINGS)
 def test_their_client_every_operation(our_server: str, transport: str) -> None:
-    out = run_sdk03_client(our_server, transport, "http://127.0.0.1:9/hook")
+    receiver = Receiver()
+    with serving(receiver.app) as hook_base:
+        out = run_sdk03_client(our_server, transport, hook_base + "/hook")
+        for _ in range(100):
+            if any(b'"canceled"' in body for _, body in receiver.received):
+                break
+            time.sleep(0.05)
+    # A webhook registered over 0.3 gets 0.3 Task objects (0.3 §9.5; issue 15 item 2).
+    pushed = [(h, json.loads(body)) for h, body in receiver.received]
+    assert pushed and all(p["kind"] == "task" for _, p in pushed)
+    running = [(h, p) for h, p in pushed if p["id"] == out["push_running"]]
+    assert running[-1][1]["status"]["state"] == "canceled"
+    assert all(h["content-type"] == "application/json" for h, _ in running)
+    assert running[-1][0].get("x-a2a-notification-token") == "tok"
     assert out["send"] == ["completed", "echo: echo hi"]
     assert out["get"] == [True, "completed"]
     assert out["multi_turn"] is True
@@ -176,4 +190,4 @@ def test_their_client_every_operation(our_server: str, transport: str) -> None:
     not_cancelable = "-32002" if transport == "JSONRPC" else "400"
     assert out["cancel_again"].endswith(not_cancelable), out
     assert out["set_push"] == "c1"
-    assert out["get_push"] == "http://127.0.0.1:9/hook"
+    assert out["get_push"] == hook_base + "/hook"

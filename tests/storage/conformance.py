@@ -667,6 +667,9 @@ class StorageConformance(IncrementalUpdateConformance, LeaseConformance):
             await first.events.append(task.id, event)
         config = TaskPushNotificationConfig(id="p1", task_id=task.id, url="https://h.example.com")
         await first.push_configs.put(config)
+        # a config registered over 0.3 keeps its version across restarts (issue 15 item 2)
+        old = TaskPushNotificationConfig(id="p2", task_id=task.id, url="https://o.example.com")
+        await first.push_configs.put(old.with_protocol_version("0.3"))
         await first.close()
 
         second = make_storage()
@@ -684,7 +687,11 @@ class StorageConformance(IncrementalUpdateConformance, LeaseConformance):
                 e.to_json() for e in event_samples(task.id)
             ]
             assert await second.events.append(task.id, status_event(task.id)) == 5
-            assert await second.push_configs.list(task.id) == [config]
+            listed = await second.push_configs.list(task.id)
+            assert listed[0] == config and listed[0].protocol_version is None
+            assert (listed[1].url, listed[1].protocol_version) == (old.url, "0.3")
+            v03 = await second.push_configs.get(task.id, "p2")
+            assert v03 is not None and v03.protocol_version == "0.3"
             assert [s.task.id for s in await second.tasks.active_tasks()] == []
         finally:
             await second.close()

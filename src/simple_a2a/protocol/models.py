@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from ._base import A2AModel, Base64Bytes, Struct, Timestamp, now, repeated, trusted
 
@@ -352,6 +352,20 @@ class TaskPushNotificationConfig(A2AModel):
     url: str = Field(min_length=1)
     token: str | None = None
     authentication: AuthenticationInfo | None = None
+    #: The A2A version the config was registered with ("0.3" or None for 1.x): a 0.3
+    #: registration gets 0.3 notifications (0.3 §9.5). Not part of the wire object; storage
+    #: keeps it with the config.
+    _protocol_version: str | None = PrivateAttr(default=None)
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self._protocol_version
+
+    def with_protocol_version(self, version: str | None) -> TaskPushNotificationConfig:
+        """A copy remembering the version it was registered with."""
+        copy = self.model_copy()
+        copy._protocol_version = version
+        return copy
 
 
 def status_now(state: TaskState, message: Message | None = None) -> TaskStatus:

@@ -265,7 +265,7 @@ class RequestHandler:
             ctx.detached = True
         if push_config is not None:
             try:
-                await self._store_push_config(push_config, task.id)
+                await self._store_push_config(push_config, task.id, call)
             except BaseException:
                 await self._release(task.id)
                 raise
@@ -515,7 +515,7 @@ class RequestHandler:
             raise e.InvalidParamsError("taskId is required", field="taskId")
         await self._visible_task(request.task_id, call)
         return await self._store_push_config(
-            await self._checked_push_config(request), request.task_id
+            await self._checked_push_config(request), request.task_id, call
         )
 
     async def _checked_push_config(
@@ -529,9 +529,11 @@ class RequestHandler:
         return config
 
     async def _store_push_config(
-        self, config: TaskPushNotificationConfig, task_id: str
+        self, config: TaskPushNotificationConfig, task_id: str, call: CallContext
     ) -> TaskPushNotificationConfig:
         config = config.model_copy(update={"task_id": task_id, "id": config.id or new_id()})
+        if call.version.startswith("0."):  # 0.3 §9.5: its notifications are 0.3 Tasks
+            config = config.with_protocol_version(call.version)
         check_config_count(self.limits, await self.storage.push_configs.list(task_id), config)
         await self.storage.push_configs.put(config)
         if self.push is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -107,15 +108,26 @@ def event_doc(event: StreamResponse) -> str:
     return event.to_json().decode()
 
 
+#: The doc member that remembers a config's registration version (absent: 1.x). A member of
+#: the stored JSON rather than a column, so rows written before it read as 1.x with no migration.
+VERSION_MEMBER = "a2aProtocolVersion"
+
+
 def push_doc(config: TaskPushNotificationConfig) -> tuple[str, str, str]:
     """(task_id, config id, JSON) of a config; both ids are required to store it."""
     if not config.task_id or not config.id:
         raise ValueError("a stored push config needs task_id and id")
-    return config.task_id, config.id, config.to_json().decode()
+    doc = config.to_dict()
+    if config.protocol_version:
+        doc[VERSION_MEMBER] = config.protocol_version
+    return config.task_id, config.id, json.dumps(doc, separators=(",", ":"))
 
 
-def push_config(doc: str | bytes) -> TaskPushNotificationConfig:
-    return TaskPushNotificationConfig.from_json(doc)
+def push_config(doc: str | bytes | dict[str, Any]) -> TaskPushNotificationConfig:
+    data = json.loads(doc) if isinstance(doc, str | bytes) else doc
+    config = TaskPushNotificationConfig.from_dict(data)
+    version = data.get(VERSION_MEMBER) if isinstance(data, dict) else None
+    return config.with_protocol_version(version) if version else config
 
 
 # --- push cursors (the push outbox) ------------------------------------------------------------

@@ -30,6 +30,7 @@ import asyncio
 import dataclasses
 import email.utils
 import functools
+import json
 import random
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -393,7 +394,7 @@ class PushDispatcher:
         event: StreamResponse,
     ) -> PushCursor:
         """POST one notification until acknowledged, skipped or the config is suspended."""
-        body = event.to_json()
+        body = await self._body(config, cursor.task_id, event)
         while True:
             try:
                 if TELEMETRY.on:  # a CLIENT span per attempt (docs/observability.md)
@@ -441,9 +442,26 @@ class PushDispatcher:
         )  # fmt: skip
         return cursor
 
+    async def _body(
+        self, config: TaskPushNotificationConfig, task_id: str, event: StreamResponse
+    ) -> bytes:
+        """The notification: the 1.0 StreamResponse, or for a config registered over 0.3 the
+        0.3 Task object as it stands after the event (0.3 §9.5; what the 0.3 SDKs send)."""
+        if not is_v03(config):
+            return bytes(event.to_json())
+        task = event.task
+        if task is None:
+            snap = await self.tasks.snapshot(task_id)
+            task = snap[0] if snap is not None else None
+        if task is None:  # the task is gone (retention): its last event alone
+            return bytes(event.to_json())
+        from ...protocol import v03
+
+        return json.dumps(v03.result_to_v03("GetTask", task.to_dict())).encode()
+
     def headers(self, config: TaskPushNotificationConfig, body: bytes) -> dict[str, str]:
         """The headers of one notification (a fresh JWT each time: new ``jti`` and ``iat``)."""
-        headers = {"Content-Type": CONTENT_TYPE}
+        headers = {"Content-Type": "application/json" if is_v03(config) else CONTENT_TYPE}
         if config.token:
             for name in TOKEN_HEADERS:
                 headers[name] = config.token
@@ -479,6 +497,10 @@ class PushDispatcher:
             retry_after = parse_retry_after(response.headers.get("retry-after"))
             raise _Failure(reason, retry=True, retry_after=retry_after)
         raise _Failure(reason, retry=False, permanent=status == 410)
+
+
+def is_v03(config: TaskPushNotificationConfig) -> bool:
+    return (config.protocol_version or "").startswith("0.")
 
 
 def _terminal_update(event: StreamResponse) -> bool:
