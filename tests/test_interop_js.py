@@ -14,17 +14,13 @@ and say why.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from simple_a2a import Message, Task, TaskNotFoundError, TaskState, TaskStatusUpdateEvent
@@ -32,8 +28,9 @@ from simple_a2a.client import AsyncClient, afold
 from simple_a2a.protocol.errors import TaskNotCancelableError, UnsupportedOperationError
 from simple_a2a.server import server
 from tests.conftest import free_port
+from tests.interop.peers import peer_agent
 from tests.push.push_helpers import settings
-from tests.support.agents import TestAgent, make_card, serving
+from tests.support.agents import TestAgent, cancel_while_subscribed, make_card, serving
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "tests" / "interop_js"
@@ -169,28 +166,8 @@ def test_their_client_types_task_not_found(their_client: dict[str, Any]) -> None
 def their_agent(node: str) -> Iterator[str]:
     """tests/interop_js/agent.mjs as a Node process; yields its base URL."""
     port = free_port()
-    process = subprocess.Popen(
-        [node, str(HERE / "agent.mjs"), str(port)],
-        cwd=HERE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"the JS SDK agent exited: {process.stderr.read()!r}")  # type: ignore[union-attr]
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(base + "/.well-known/agent-card.json").status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError("the JS SDK agent did not start")
-            time.sleep(0.05)
+    with peer_agent([node, str(HERE / "agent.mjs"), str(port)], "JS SDK", port, HERE) as base:
         yield base
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 @pytest.fixture(params=BINDINGS)
@@ -234,17 +211,8 @@ async def test_our_client_multi_turn(agent: AsyncClient) -> None:
 async def test_our_client_cancel_and_subscribe(agent: AsyncClient) -> None:
     task = await agent.send("slow", return_immediately=True)
     assert isinstance(task, Task)
-    seen: list[object] = []
-
-    async def follow() -> None:
-        async for event in agent.subscribe(task.id):
-            seen.append(event)
-
-    follower = asyncio.create_task(follow())
-    await asyncio.sleep(0.3)
-    canceled = await agent.cancel(task.id)
+    canceled, seen = await cancel_while_subscribed(agent, task.id)
     assert canceled.state is TaskState.CANCELED
-    await asyncio.wait_for(follower, 10)
     assert isinstance(seen[0], Task)  # §3.1.6: the subscription starts with the Task
     last = seen[-1]
     assert isinstance(last, TaskStatusUpdateEvent) and last.status.state is TaskState.CANCELED

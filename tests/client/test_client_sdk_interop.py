@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -18,6 +17,7 @@ from simple_a2a import (
     UnsupportedOperationError,
 )
 from simple_a2a.client import AsyncClient, Client, afold, fold
+from tests.support.agents import cancel_while_subscribed
 
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 
@@ -97,17 +97,8 @@ async def test_list_walks_every_page(agent: AsyncClient) -> None:
 async def test_cancel_and_subscribe(agent: AsyncClient) -> None:
     task = await agent.send("slow", return_immediately=True)
     assert isinstance(task, Task) and not task.is_final
-    events: list[object] = []
-
-    async def watch() -> None:
-        async for event in agent.subscribe(task.id):
-            events.append(event)
-
-    watcher = asyncio.create_task(watch())
-    await asyncio.sleep(0.2)
-    canceled = await agent.cancel(task.id)
+    canceled, events = await cancel_while_subscribed(agent, task.id)
     assert canceled.state is TaskState.CANCELED
-    await asyncio.wait_for(watcher, 5)
     assert isinstance(events[0], Task)
     assert fold(events).state is TaskState.CANCELED  # type: ignore[union-attr]
 

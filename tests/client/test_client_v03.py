@@ -7,7 +7,6 @@ SDK's 0.3 REST layer rejects the 0.3 JSON-RPC object shapes, which is what these
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Iterator
 
@@ -18,6 +17,7 @@ from simple_a2a.client import AsyncClient, NegotiationError, afold
 from simple_a2a.protocol.errors import InvalidAgentResponseError, TaskNotCancelableError
 from tests.client.sdk_agent import build_v03_app
 from tests.client.servers import ServerThread
+from tests.support.agents import cancel_while_subscribed
 
 pytestmark = pytest.mark.interop(peer="Python SDK 1.3.0", direction="ours → theirs", protocol="0.3")
 
@@ -60,17 +60,8 @@ async def test_v03_cancel_and_subscribe(v03_server: ServerThread) -> None:
     async with AsyncClient(v03_server.url) as agent:
         task = await agent.send("slow", return_immediately=True)
         assert isinstance(task, Task)
-        seen: list[object] = []
-
-        async def follow() -> None:
-            async for event in agent.subscribe(task.id):
-                seen.append(event)
-
-        follower = asyncio.create_task(follow())
-        await asyncio.sleep(0.3)
-        canceled = await agent.cancel(task.id)
+        canceled, seen = await cancel_while_subscribed(agent, task.id, settle=0.3)
         assert canceled.state is TaskState.CANCELED
-        await asyncio.wait_for(follower, 5)
         assert isinstance(seen[0], Task)
         with pytest.raises(TaskNotCancelableError):
             await agent.cancel(task.id)

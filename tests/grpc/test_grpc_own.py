@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import httpx
@@ -17,6 +16,7 @@ from simple_a2a.protocol import errors as e
 from simple_a2a.protocol._grpc import a2a_pb2, a2a_pb2_grpc
 from simple_a2a.protocol.models import Message, Task, TaskState
 from tests.grpc.grpc_served import EXT, Served, make_card, start
+from tests.support.agents import cancel_while_subscribed
 
 
 async def test_card_lists_grpc_and_client_picks_it(served: Served) -> None:
@@ -60,17 +60,8 @@ async def _aiter(items: list[Any]) -> Any:
 async def test_cancel_and_subscribe(served: Served) -> None:
     async with served.client() as client:
         task = await client.send("slow", return_immediately=True)
-        seen: list[Any] = []
-
-        async def follow() -> None:
-            async for event in client.subscribe(task.id):
-                seen.append(event)
-
-        follower = asyncio.create_task(follow())
-        await asyncio.sleep(0.2)
-        canceled = await client.cancel(task.id)
+        canceled, seen = await cancel_while_subscribed(client, task.id)
         assert canceled.status.state == TaskState.CANCELED
-        await asyncio.wait_for(follower, 5)
         assert isinstance(seen[0], Task)
         assert seen[-1].status.state == TaskState.CANCELED
         with pytest.raises(e.TaskNotCancelableError) as info:

@@ -28,30 +28,36 @@ def sdk03_python() -> str:
 
 
 @contextlib.contextmanager
-def sdk03_agent() -> Iterator[str]:
-    """Run tests/interop/sdk03_agent.py with the 0.3.26 SDK; yield its base URL."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sdk03_python(), str(HERE / "sdk03_agent.py"), str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+def peer_agent(argv: list[str], name: str, port: int, cwd: Path | None = None) -> Iterator[str]:
+    """Run a peer's agent process listening on ``port``; yield its base URL once its card
+    answers, and stop it afterwards."""
+    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"the SDK 0.3.26 agent exited: {process.stderr.read()!r}")  # type: ignore[union-attr]
+                raise RuntimeError(f"the {name} agent exited: {process.stderr.read()!r}")  # type: ignore[union-attr]
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(base + "/.well-known/agent-card.json").status_code == 200:
                     break
             if time.monotonic() > deadline:
-                raise RuntimeError("the SDK 0.3.26 agent did not start")
-            time.sleep(0.1)
+                raise RuntimeError(f"the {name} agent did not start")
+            time.sleep(0.05)
         yield base
     finally:
         process.terminate()
         process.wait(10)
+
+
+@contextlib.contextmanager
+def sdk03_agent() -> Iterator[str]:
+    """Run tests/interop/sdk03_agent.py with the 0.3.26 SDK; yield its base URL."""
+    port = free_port()
+    with peer_agent(
+        [sdk03_python(), str(HERE / "sdk03_agent.py"), str(port)], "SDK 0.3.26", port
+    ) as base:
+        yield base
 
 
 def run_sdk03_client(base: str, transport: str, hook: str) -> dict[str, Any]:

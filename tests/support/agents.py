@@ -66,6 +66,25 @@ class TestAgent(AgentExecutor):
         return f"echo: {ctx.text}"
 
 
+async def cancel_while_subscribed(
+    client: Any, task_id: str, *, settle: float = 0.2, timeout: float = 10
+) -> tuple[Any, list[Any]]:
+    """Subscribe to the running task ``task_id`` (the agent's ``slow``), cancel it once the
+    subscription had ``settle`` seconds to open, and return the CancelTask answer and every
+    event the subscription delivered until it ended."""
+    seen: list[Any] = []
+
+    async def follow() -> None:
+        async for event in client.subscribe(task_id):
+            seen.append(event)
+
+    follower = asyncio.create_task(follow())
+    await asyncio.sleep(settle)
+    canceled = await client.cancel(task_id)
+    await asyncio.wait_for(follower, timeout)
+    return canceled, seen
+
+
 def make_card(**caps: Any) -> AgentCard:
     """The binding test agent's card: it declares the extension :data:`EXT`."""
     return card("Binding test agent", extensions=[EXT], **caps)
