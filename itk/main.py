@@ -49,6 +49,8 @@ HOLD_INTERVAL = 2.0  # seconds between the held task's status updates
 HOLD_LIMIT = 10.0  # a held task nobody cancels completes after this long (as python v1.0 / TS)
 CALL_TIMEOUT = 120.0  # an outbound call waits for the whole rest of the chain
 PUSH_TOKEN = "itk-token"
+# a blocking send answers once its webhooks took the final event: the kit reads them right after
+PUSH_WAIT = 10.0
 BINDINGS = {
     "jsonrpc": "JSONRPC",
     "http_json": "HTTP+JSON",
@@ -285,7 +287,9 @@ async def main(http_port: int, grpc_port: int) -> None:
         jsonrpc_path="/jsonrpc",
         rest_prefix="/rest",
         # the runner's and the peers' webhooks listen on loopback
-        push=PushSettings(allow_hosts=["127.0.0.1", "localhost"], signing=None),
+        push=PushSettings(
+            allow_hosts=["127.0.0.1", "localhost"], signing=None, await_delivery=PUSH_WAIT
+        ),
         shutdown_grace=2.0,
     )
     grpc_server = await agent.grpc_server(grpc_port, "127.0.0.1")  # first: the kit never probes it

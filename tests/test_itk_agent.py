@@ -15,9 +15,14 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from simple_a2a import Client
 from simple_a2a.protocol import Message, Part, Task
@@ -291,3 +296,62 @@ def test_resubscribe_chain_holds_and_cancels(agents: tuple[Agent, Agent]) -> Non
     texts = _stream_status_texts(a, chain, until="traversal-completed:http_json")
     assert texts[0] == _tokens("http_json") + "\ntask-finished"
     assert time.monotonic() - started < 9  # the callees were cancelled, not left to time out
+
+
+class Notifications:
+    """The kit's notifications_app.py: stores POSTed JSON that names a task, else 400."""
+
+    def __init__(self) -> None:
+        self.stored: list[tuple[dict[str, str], dict]] = []
+        self.app = Starlette(
+            routes=[Route("/notifications", self.endpoint, methods=["GET", "POST"])]
+        )
+
+    async def endpoint(self, request: Request) -> Response:
+        if request.method == "GET":
+            return JSONResponse([body for _headers, body in self.stored])
+        body = await request.json()
+        named = body.get("task", {}).get("id") or body.get("statusUpdate", {}).get("taskId")
+        if not named and not (body.get("kind") == "task" and body.get("id")):
+            return Response(status_code=400)
+        self.stored.append((dict(request.headers), body))
+        return JSONResponse({"ok": True})
+
+
+def test_push_notification_chain(agents: tuple[Agent, Agent], serve: Any) -> None:
+    """As the kit's push test: a non-streaming send with a webhook to agent a, each hop's call
+    registering one too; one GET right after a answers finds every chain suffix in one text."""
+    a, b = agents
+    webhook = Notifications()
+    hook = serve(webhook.app)
+    part = {
+        "raw": _b64(
+            _chain(
+                a, b, "jsonrpc", behavior="push_notification", push_url=hook.removeprefix("http://")
+            )
+        ),
+        "mediaType": "application/x-protobuf",
+    }
+    params = {
+        "message": {"messageId": "m-p", "role": "ROLE_USER", "parts": [part]},
+        "configuration": {
+            "taskPushNotificationConfig": {"url": hook + "/notifications", "token": "runner-token"}
+        },
+    }
+    task = _rpc(a, "SendMessage", params, v10=True)["task"]
+    assert _status_text(task) == _tokens("jsonrpc")
+    texts = [
+        p["text"]
+        for event in httpx.get(hook + "/notifications").json()
+        if (message := event.get("statusUpdate", {}).get("status", {}).get("message"))
+        and message["role"] == "ROLE_AGENT"
+        for p in message["parts"]
+    ]
+    for suffix in (
+        "traversal-completed:jsonrpc",
+        "[b -> a (jsonrpc)]\ntraversal-completed:jsonrpc",
+        _tokens("jsonrpc"),
+    ):
+        assert suffix in texts, (suffix, texts)
+    tokens = {headers.get("x-a2a-notification-token") for headers, _ in webhook.stored}
+    assert tokens == {"runner-token", "itk-token"}

@@ -105,12 +105,14 @@ class Receiver:
         self.fail = 0
         self.fail_status = 503
         self.retry_after: str | None = None
+        self.delay = 0.0  # seconds before answering each POST (a slow webhook)
         self.reject: Callable[[StreamResponse], int | None] | None = None
         self.lock = threading.Lock()
         self.app = Starlette(routes=[Route("/hook", self.endpoint, methods=["POST"])])
 
     async def endpoint(self, request: Request) -> Response:
         body = await request.body()
+        await asyncio.sleep(self.delay)
         with self.lock:
             self.attempts += 1
             if self.fail > 0:

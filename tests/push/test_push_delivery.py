@@ -43,6 +43,34 @@ def test_every_event_in_order_inline_config(serve) -> None:
     assert dumps(events) == dumps(logged(srv, task["id"]))  # exactly the log, in order
 
 
+@pytest.mark.parametrize("await_delivery", [0.0, 10.0])
+def test_blocking_send_awaits_delivery_when_asked(serve, await_delivery: float) -> None:
+    """``await_delivery``: the answer of a blocking send comes after the webhook acknowledged
+    the terminal event (the A2A integration test kit reads its webhook right after it); by
+    default the request path never waits on a webhook."""
+    receiver = Receiver()
+    receiver.delay = 0.1  # a slow webhook: 4 events take 0.4 s
+    hook = serve(receiver.app) + "/hook"
+    executor = Steps(n=1)
+    executor.gate.set()
+    url = serve(make_server(executor, push=settings(await_delivery=await_delivery)).app)
+    reply = post_rpc(
+        url,
+        "SendMessage",
+        {
+            "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "go"}]},
+            "configuration": {"taskPushNotificationConfig": {"url": hook}},
+        },
+    )
+    assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    delivered = [summary(e) for e in receiver.events]
+    if await_delivery:
+        assert delivered[-1] == "status:TASK_STATE_COMPLETED"
+    else:
+        assert "status:TASK_STATE_COMPLETED" not in delivered
+        receiver.wait_final()
+
+
 def test_config_created_later_gets_snapshot_then_events(serve) -> None:
     receiver = Receiver()
     hook = serve(receiver.app) + "/hook"

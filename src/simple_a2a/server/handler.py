@@ -161,6 +161,8 @@ class RequestHandler:
             ctx.commit()  # return at once: the task is the answer
         else:
             await self._wait_settled(ctx)
+            if self.push is not None and ctx.task.status.state.is_terminal:
+                await self.push.settle(ctx.task_id)
         if ctx.reply_message is not None and not ctx.committed:
             return trusted(rq.SendMessageResponse, message=ctx.reply_message)
         stored = await self.tasks.get(ctx.task_id)

@@ -38,6 +38,10 @@ class PushSettings:
       :class:`SigningKeys` for your own keys, ``None`` for unsigned notifications.
     - ``retry``, ``timeout`` (per POST), ``idle_timeout`` (a worker waits that long for the
       next event before it stops; the next event starts it again).
+    - ``await_delivery``: a blocking SendMessage whose task ended waits up to this many seconds
+      for the task's webhooks to acknowledge every event before it answers (0, the default:
+      never waits). For callers that read their webhook right after the answer (the A2A
+      integration test kit does).
     """
 
     allow_hosts: list[str] = field(default_factory=list)
@@ -49,6 +53,7 @@ class PushSettings:
     idle_timeout: float = 30.0
     issuer: str | None = None
     resolver: Resolver | None = None
+    await_delivery: float = 0.0
 
 
 def _auto_keys() -> SigningKeys | None:
@@ -102,6 +107,11 @@ class PushService:
 
     async def config_deleted(self, task_id: str, config_id: str) -> None:
         await self.dispatcher.config_deleted(task_id, config_id)
+
+    async def settle(self, task_id: str) -> None:
+        """Before a blocking send answers: wait for delivery if ``await_delivery`` says so."""
+        if self.settings.await_delivery > 0:
+            await self.dispatcher.flush(task_id, self.settings.await_delivery)
 
     # -- the server's calls --
     async def start(self) -> None:

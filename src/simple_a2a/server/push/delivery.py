@@ -249,6 +249,21 @@ class PushDispatcher:
         """Configs with a delivery worker: undelivered events, or idle before it stops."""
         return len(self._workers)
 
+    async def flush(self, task_id: str, timeout: float) -> bool:
+        """Wait, at most ``timeout`` seconds, until the workers of the task's configs stopped
+        (after a terminal event: every event acknowledged, or the config suspended). True when
+        none is left running. Event hooks run as events are recorded, so a task that just ended
+        already has its workers."""
+        runners = [
+            worker.runner
+            for (task, _config), worker in self._workers.items()
+            if task == task_id and worker.runner is not None
+        ]
+        if not runners:
+            return True
+        _done, pending = await asyncio.wait(runners, timeout=timeout)
+        return not pending
+
     async def health(self, task_id: str, config_id: str) -> PushHealth | None:
         cursor = await self.cursors.get(task_id, config_id)
         if cursor is None:
