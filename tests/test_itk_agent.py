@@ -190,7 +190,8 @@ def test_rest_v10_and_v03(agents: tuple[Agent, Agent]) -> None:
         "request": {"messageId": "m-r3", "role": "ROLE_USER", "content": [{"file": file}]},
         "configuration": {"blocking": True},
     }
-    reply = httpx.post(a.url + "/rest/v1/message:send", json=body, timeout=60)
+    # joined naively onto the card's URL (".../rest/" + "/v1/message:send")
+    reply = httpx.post(a.url + "/rest//v1/message:send", json=body, timeout=60)
     assert reply.status_code == 200, reply.text
     task = reply.json()["task"]
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"

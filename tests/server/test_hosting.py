@@ -50,6 +50,9 @@ async def test_rest_prefix_and_explicit_interfaces(serve: Any) -> None:
         assert interfaces(card) == {"JSONRPC": url, "HTTP+JSON": url + "/api"}
         r = await client.post("/api/message:send", json={"message": user("hi")})
         assert r.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        # a client that joins the route onto the URL ``<base>/api/`` (the ITK's cards end in /)
+        r = await client.post("/api//message:send", json={"message": user("hi")})
+        assert r.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
         assert (await client.post("/message:send", json={"message": user("hi")})).status_code == 404
     explicit = AgentCard.from_dict(
         {

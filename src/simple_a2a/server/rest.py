@@ -69,6 +69,8 @@ class RESTBinding:
                 if path != self.prefix and not path.startswith(self.prefix + "/"):
                     raise RouteNotFoundError(f"no A2A route matches {request.method} {path}")
                 path = path[len(self.prefix) :]
+            if path.startswith("//"):  # a route joined onto an interface URL ending in "/"
+                path = path[1:]
             match = ROUTES.match(request.method, path)
             op = match.operation
             call = call_context(
