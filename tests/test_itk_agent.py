@@ -356,3 +356,34 @@ def test_push_notification_chain(agents: tuple[Agent, Agent], serve: Any) -> Non
         assert suffix in texts, (suffix, texts)
     tokens = {headers.get("x-a2a-notification-token") for headers, _ in webhook.stored}
     assert tokens == {"runner-token", "itk-token"}
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
+@pytest.mark.parametrize("streaming", [False, True], ids=["send", "stream"])
+async def test_official_sdk_client_reads_the_card_and_calls(
+    agents: tuple[Agent, Agent], binding: str, streaming: bool
+) -> None:
+    """The official Python SDK 1.3.0's client (the kit's runner and python_v10 peers) parses the
+    hybrid card, picks the binding's 1.0 interface (gRPC: the bare ``host:port``) and calls."""
+    grpc = pytest.importorskip("grpc")
+    a2a_client = pytest.importorskip("a2a.client")
+    a2a_types = pytest.importorskip("a2a.types")
+    a, b = agents
+    config = a2a_client.ClientConfig(
+        supported_protocol_bindings=[binding],
+        streaming=streaming,
+        grpc_channel_factory=grpc.aio.insecure_channel,
+    )
+    client = await a2a_client.ClientFactory(config).create_from_url(a.url)
+    raw = itk.encode(itk.series(itk.respond("sdk"), itk.call("grpc", b.url, itk.respond("b"))))
+    part = a2a_types.Part(raw=raw, media_type="application/x-protobuf", filename="instruction.bin")
+    message = a2a_types.Message(message_id="m-sdk", role=a2a_types.Role.ROLE_USER, parts=[part])
+    try:
+        request = a2a_types.SendMessageRequest(message=message)
+        events = [event async for event in client.send_message(request)]
+    finally:
+        await client.close()
+    last = events[-1]
+    status = last.status_update.status if last.HasField("status_update") else last.task.status
+    assert status.state == a2a_types.TaskState.TASK_STATE_COMPLETED
+    assert [p.text for p in status.message.parts] == ["sdk\nb"]
