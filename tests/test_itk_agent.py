@@ -387,3 +387,29 @@ async def test_official_sdk_client_reads_the_card_and_calls(
     status = last.status_update.status if last.HasField("status_update") else last.task.status
     assert status.state == a2a_types.TaskState.TASK_STATE_COMPLETED
     assert [p.text for p in status.message.parts] == ["sdk\nb"]
+
+
+def test_unreachable_callee_fails_the_task(agents: tuple[Agent, Agent]) -> None:
+    a, _ = agents
+    nobody = f"http://127.0.0.1:{_free_port()}"
+    task = _send_v10(a, itk.series(itk.respond("x"), itk.call("jsonrpc", nobody, itk.respond("y"))))
+    assert task["task"]["status"]["state"] == "TASK_STATE_FAILED"
+    assert _status_text(task["task"]).startswith("instruction failed: ")
+
+
+def test_jsonrpc_v03_stream(agents: tuple[Agent, Agent]) -> None:
+    """0.3 ``message/stream``: the Task first, the answer in the final status-update."""
+    a, _ = agents
+    file = {"bytes": _b64(itk.respond("streamed 0.3")), "mimeType": "application/x-protobuf"}
+    message = {"kind": "message", "messageId": "m-s3", "role": "user",
+               "parts": [{"kind": "file", "file": file}]}  # fmt: skip
+    body = {"jsonrpc": "2.0", "id": 4, "method": "message/stream", "params": {"message": message}}
+    with httpx.stream("POST", a.url + "/jsonrpc", json=body, timeout=60) as reply:
+        events = [
+            json.loads(line[5:])["result"] for line in reply.iter_lines() if line[:5] == "data:"
+        ]
+    assert events[0]["kind"] == "task" and events[0]["status"]["state"] == "submitted"
+    final = events[-1]
+    assert final["kind"] == "status-update" and final["final"] is True
+    assert final["status"]["state"] == "completed"
+    assert [p["text"] for p in final["status"]["message"]["parts"]] == ["streamed 0.3"]
