@@ -28,7 +28,7 @@ from simple_a2a.server.background import free_port
 
 AGENT = Path(__file__).with_name("cluster_agent.py")
 PG_DSN = os.environ.get("SIMPLE_A2A_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
-#: A killed replica's task is recovered within lease ttl + scan interval (1 s + 0.3 s in the
+#: A killed replica's task is recovered within lease ttl + scan interval (2.5 s + 0.5 s in the
 #: agent) after its last heartbeat; the tests allow this much, loaded machine included.
 RECOVERY_BOUND = 8.0
 

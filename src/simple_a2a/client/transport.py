@@ -319,7 +319,10 @@ class Transport:
     ) -> None:
         self.http = http
         self.limits = limits or ClientLimits()
-        self.url = url.rstrip("/")
+        # As published: a JSON-RPC endpoint is the URL itself (an app mounted under a prefix is
+        # served at ``/prefix/``, and A2A calls follow no redirect); HTTP+JSON joins its paths
+        # onto it without the slash.
+        self.url = url
         self.version = version
         self.headers = {"A2A-Version": version, **dict(headers or {})}
         self.query = dict(query or {})  #: credentials the card puts in the query (an API key)
@@ -539,7 +542,7 @@ class RESTTransport(HTTPTransport):
         if tenant and not self.is_v03:
             path = "/" + quote(str(tenant), safe="") + path
         used.add("tenant")
-        return op.http_method, self.url + path, used
+        return op.http_method, self.url.rstrip("/") + path, used
 
     @staticmethod
     def _query(wire: dict[str, Any], used: set[str]) -> httpx.QueryParams:
