@@ -1,12 +1,13 @@
 """Interop with the official JavaScript SDK ``@a2a-js/sdk`` 1.3.0 (issue 15), both directions,
-A2A 1.0 over JSON-RPC and HTTP+JSON, with real OS processes on loopback:
+A2A 1.0 and 0.3 over JSON-RPC and HTTP+JSON, with real OS processes on loopback:
 
-- the SDK's client (tests/interop_js/client.mjs) against our server: one Node process per
-  binding runs the whole scenario (card, send, stream, get, list, multi-turn, cancel with a
-  subscriber, subscribe to a finished task, push config CRUD, unknown tasks) and prints each
-  step's outcome, which the tests below check step by step;
+- the SDK's client (tests/interop_js/client.mjs; 0.3: its ``compat/v0_3`` transports) against
+  our server: one Node process per binding and version runs the whole scenario (card, send,
+  stream, get, list, multi-turn, cancel with a subscriber, subscribe to a finished task, push
+  config CRUD, unknown tasks) and prints each step's outcome, which the tests below check;
 - our ``AsyncClient`` against an agent built from the SDK's server pieces
-  (tests/interop_js/agent.mjs: DefaultRequestHandler, Express JSON-RPC and REST handlers).
+  (tests/interop_js/agent.mjs: DefaultRequestHandler, Express JSON-RPC and REST handlers with
+  the SDK's 0.3 compat layer on, which picks 0.3 or 1.0 per request by ``A2A-Version``).
 
 ``scripts/js_sdk`` installs the pinned SDK with npm; without node, npm or network the tests skip
 and say why.
@@ -14,18 +15,24 @@ and say why.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from simple_a2a import Message, Task, TaskNotFoundError, TaskState, TaskStatusUpdateEvent
 from simple_a2a.client import AsyncClient, afold
-from simple_a2a.protocol.errors import TaskNotCancelableError, UnsupportedOperationError
+from simple_a2a.protocol.errors import (
+    MethodNotFoundError,
+    TaskNotCancelableError,
+    UnsupportedOperationError,
+)
 from simple_a2a.server import server
 from tests.conftest import free_port
 from tests.interop.peers import peer_agent
@@ -35,9 +42,10 @@ from tests.support.agents import TestAgent, cancel_while_subscribed, make_card, 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "tests" / "interop_js"
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
+SETUPS = [(b, v) for v in ("1.0", "0.3") for b in BINDINGS]
 PEER = "JavaScript SDK 1.3.0"
-OURS = {"peer": PEER, "direction": "ours → theirs", "protocol": "1.0"}
-THEIRS = {"peer": PEER, "direction": "theirs → ours", "protocol": "1.0"}
+OURS = {"peer": PEER, "direction": "ours → theirs"}
+THEIRS = {"peer": PEER, "direction": "theirs → ours"}
 HOOK = "http://127.0.0.1:9/hook"
 
 
@@ -69,11 +77,13 @@ def our_server() -> Iterator[str]:
         yield base
 
 
-@pytest.fixture(scope="module", params=BINDINGS)
+@pytest.fixture(scope="module", params=SETUPS, ids=[f"{b}-{v}" for b, v in SETUPS])
 def their_client(request: pytest.FixtureRequest, node: str, our_server: str) -> dict[str, Any]:
-    """The steps of tests/interop_js/client.mjs run once per binding against our server."""
+    """The steps of tests/interop_js/client.mjs, run once per binding and protocol version
+    against our server (0.3: the SDK's compat/v0_3 transports on our 0.3 card)."""
+    binding, version = request.param
     done = subprocess.run(
-        [node, str(HERE / "client.mjs"), our_server, request.param],
+        [node, str(HERE / "client.mjs"), our_server, binding, version],
         capture_output=True,
         text=True,
         timeout=60,
@@ -83,7 +93,7 @@ def their_client(request: pytest.FixtureRequest, node: str, our_server: str) -> 
     if done.returncode != 0:
         raise AssertionError(f"the JS SDK client failed: {done.stderr[-2000:]}")
     steps: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    steps["binding"] = request.param
+    steps["binding"], steps["version"] = request.param
     return steps
 
 
@@ -104,12 +114,20 @@ def failed(steps: dict[str, Any], name: str) -> dict[str, Any]:
 @pytest.mark.interop(**THEIRS)
 def test_their_client_discovers_and_sends(their_client: dict[str, Any]) -> None:
     card = ok(their_client, "card")
-    assert card == {"transport": their_client["binding"], "version": "1.0"}
+    assert card == {"transport": their_client["binding"], "version": their_client["version"]}
     sent = ok(their_client, "send")
     assert sent["state"] == "TASK_STATE_COMPLETED" and sent["artifacts"] == ["echo: echo hi"]
     got = ok(their_client, "get")
     assert got["id"] == sent["id"] and got["artifacts"] == ["echo: echo hi"]
-    assert ok(their_client, "list") == [sent["id"]]  # ListTasks filtered by the context
+    if their_client["version"] == "1.0":
+        assert ok(their_client, "list") == [sent["id"]]  # ListTasks filtered by the context
+    elif their_client["binding"] == "JSONRPC":
+        # 0.3 JSON-RPC has no tasks/list (0.3 §7.4: "N/A"); the SDK sends it anyway and our
+        # server answers -32601 method not found.
+        assert "Method not found" in their_client["list"]["error"]["message"]
+    else:
+        # The 0.3 a2a.proto has no ListTask: the SDK's 0.3 REST transport refuses it itself.
+        assert failed(their_client, "list")["reason"] == "UNSUPPORTED_OPERATION"
 
 
 @pytest.mark.interop(**THEIRS)
@@ -164,31 +182,65 @@ def test_their_client_types_task_not_found(their_client: dict[str, Any]) -> None
 
 @pytest.fixture(scope="module")
 def their_agent(node: str) -> Iterator[str]:
-    """tests/interop_js/agent.mjs as a Node process; yields its base URL."""
+    """tests/interop_js/agent.mjs as a Node process, with the SDK's 0.3 compat layer on; yields
+    its base URL."""
     port = free_port()
-    with peer_agent([node, str(HERE / "agent.mjs"), str(port)], "JS SDK", port, HERE) as base:
+    argv = [node, str(HERE / "agent.mjs"), str(port), "legacy"]
+    with peer_agent(argv, "JS SDK", port, HERE) as base:
         yield base
 
 
-@pytest.fixture(params=BINDINGS)
+@contextlib.asynccontextmanager
+async def open_client(base: str, binding: str, version: str) -> AsyncIterator[AsyncClient]:
+    target: str | dict[str, Any] = base
+    if version == "0.3":
+        # The SDK's compat layer serves the 0.3 card when no A2A-Version is asked for, but
+        # that card keeps the 1.0 interfaces, which our client rightly prefers (§3.6.3); a card
+        # without them makes our client speak 0.3 to the same routes.
+        target = httpx.get(base + "/.well-known/agent-card.json").json()
+        del target["supportedInterfaces"]
+    async with AsyncClient(target, bindings=[binding]) as client:
+        assert client.protocol_version is None or client.protocol_version == version
+        yield client
+
+
+@pytest.fixture(params=SETUPS, ids=[f"{b}-{v}" for b, v in SETUPS])
 async def agent(request: pytest.FixtureRequest, their_agent: str) -> Any:
-    async with AsyncClient(their_agent, bindings=[request.param]) as client:
+    async with open_client(their_agent, *request.param) as client:
         yield client
 
 
 @pytest.mark.interop(**OURS)
 async def test_our_client_discovers_sends_gets_lists(agent: AsyncClient) -> None:
     card = await agent.agent_card()
-    assert card.name == "JS SDK interop agent" and agent.protocol_version == "1.0"
+    assert card.name == "JS SDK interop agent"
     task = await agent.send("echo hi")
     assert isinstance(task, Task) and task.state is TaskState.COMPLETED
     assert task.text == "echo: echo hi"
     got = await agent.get(task.id)
     assert got.id == task.id and got.state is TaskState.COMPLETED
-    page = await agent.list(context_id=task.context_id)
-    assert [t.id for t in page.tasks] == [task.id]
+    if agent.protocol_version == "1.0":
+        page = await agent.list(context_id=task.context_id)
+        assert [t.id for t in page.tasks] == [task.id]
     reply = await agent.send("reply there")
     assert isinstance(reply, Message) and reply.text == "reply: there"
+
+
+@pytest.mark.interop(**OURS, protocol="0.3", faults={"HTTP+JSON": "J2"})
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_our_client_lists_over_v03(binding: str, their_agent: str) -> None:
+    async with open_client(their_agent, binding, "0.3") as agent:
+        task = await agent.send("echo listed")
+        assert isinstance(task, Task) and agent.protocol_version == "0.3"
+        if binding == "JSONRPC":
+            with pytest.raises(MethodNotFoundError):  # 0.3 JSON-RPC has no tasks/list (§7.4)
+                await agent.list(context_id=task.context_id)
+            return
+        # Peer fault J2 (docs/interop.md): the SDK's 0.3 REST layer has no GET /v1/tasks
+        # (0.3 §7.4's table has it, the 0.3 proto not); the request falls through to its 1.0
+        # router, which reads "v1" as a tenant and answers 200 with an empty 1.0 list.
+        page = await agent.list(context_id=task.context_id)
+        assert page.tasks == []
 
 
 @pytest.mark.interop(**OURS)

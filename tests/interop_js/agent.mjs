@@ -1,5 +1,5 @@
 // An A2A agent built from the official JS SDK's server pieces (@a2a-js/sdk/server, Express).
-//   node agent.mjs PORT
+//   node agent.mjs PORT [legacy]   (legacy: the SDK's v0.3 compat layer on every route)
 // Card at /.well-known/agent-card.json; JSON-RPC at /a2a/jsonrpc, HTTP+JSON at /a2a/rest.
 // The executor behaves like tests/support/agents.py's TestAgent, on the first word of the text:
 // "slow" works until canceled (or 10 s), "steps N" streams N artifact chunks, "ask" requires
@@ -18,6 +18,7 @@ import {
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 
 const port = Number(process.argv[2]);
+const legacyCompat = { enabled: process.argv[3] === 'legacy' };
 const base = `http://127.0.0.1:${port}`;
 const card = AgentCard.fromJSON({
   name: 'JS SDK interop agent',
@@ -26,6 +27,13 @@ const card = AgentCard.fromJSON({
   supportedInterfaces: [
     { url: `${base}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
     { url: `${base}/a2a/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+    // The compat layer serves 0.3 on the same routes (by the A2A-Version header, 0.3 if absent).
+    ...(legacyCompat.enabled
+      ? [
+          { url: `${base}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+          { url: `${base}/a2a/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
+        ]
+      : []),
   ],
   capabilities: { streaming: true, pushNotifications: true },
   defaultInputModes: ['text/plain'],
@@ -159,7 +167,7 @@ const handler = new DefaultRequestHandler(
 );
 const userBuilder = UserBuilder.noAuthentication;
 const app = express();
-app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }));
-app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder }));
-app.use('/a2a/rest', restHandler({ requestHandler: handler, userBuilder }));
+app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler, legacyCompat }));
+app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
+app.use('/a2a/rest', restHandler({ requestHandler: handler, userBuilder, legacyCompat }));
 app.listen(port, '127.0.0.1', () => console.log(`listening ${base}`));

@@ -1,13 +1,15 @@
 // The official JS SDK's client (@a2a-js/sdk) running one scenario against an A2A agent.
-//   node client.mjs BASE_URL TRANSPORT    (TRANSPORT: JSONRPC or HTTP+JSON)
+//   node client.mjs BASE_URL TRANSPORT [VERSION]   (TRANSPORT: JSONRPC or HTTP+JSON; VERSION:
+//   1.0, the default, through ClientFactory, or 0.3 through the SDK's compat/v0_3 transports)
 // Prints one JSON object: for each step, {ok: true, value} or {ok: false, error}. The agent is
 // expected to behave like tests/support/agents.py's TestAgent (echo, steps N, ask, slow).
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON } from '@a2a-js/sdk';
-import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
+import { Client, ClientFactory, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
+import { LegacyJsonRpcTransport, LegacyRestTransport, parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client';
 import { A2AError, TaskNotFoundError } from '@a2a-js/sdk/errors';
 
-const [base, transport] = process.argv.slice(2);
+const [base, transport, version = '1.0'] = process.argv.slice(2);
 const results = {};
 
 function describeError(e) {
@@ -62,11 +64,22 @@ async function collect(stream) {
   return events;
 }
 
+// 0.3: the card's url and preferredTransport, or additionalInterfaces (0.3 §5.6), pick the
+// endpoint; the 0.3 card is parsed by the SDK's own legacy card parser.
+async function legacyClient() {
+  const raw = await (await fetch(`${base}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '0.3' } })).json();
+  const card = parseLegacyAgentCard(raw);
+  const entry = [{ url: raw.url, transport: raw.preferredTransport }, ...(raw.additionalInterfaces ?? [])].find(
+    (i) => i.transport === transport,
+  );
+  const Transport = transport === 'JSONRPC' ? LegacyJsonRpcTransport : LegacyRestTransport;
+  return new Client(new Transport({ endpoint: entry.url }), card);
+}
 const factory = new ClientFactory({
   transports: [new JsonRpcTransportFactory(), new RestTransportFactory()],
   preferredTransports: [transport],
 });
-const client = await step('card', () => factory.createFromUrl(base));
+const client = await step('card', () => (version === '0.3' ? legacyClient() : factory.createFromUrl(base)));
 if (!client) {
   console.log(JSON.stringify(results));
   process.exit(0);

@@ -526,6 +526,27 @@ class RESTTransport(HTTPTransport):
     binding = "HTTP+JSON"
     _request_to_v03 = staticmethod(rest_v03.request_down)
     _result_from_v03 = staticmethod(rest_v03.result_up)
+    #: 0.3 CreateTaskPushNotificationConfig: the Python SDKs read the whole request as the
+    #: body, the 0.3 proto (``body: "config"``) and the JS SDK the config alone. The first form
+    #: goes first; once a peer refuses it as invalid params, this transport sends the second.
+    _push_body_is_config = False
+
+    async def call(
+        self, operation: str, request: dict[str, Any], *, timeout: Any = DEFAULT
+    ) -> dict[str, Any]:
+        push_create = self.is_v03 and operation == "CreateTaskPushNotificationConfig"
+        try:
+            return await super().call(operation, request, timeout=timeout)
+        except InvalidParamsError:
+            if not push_create or self._push_body_is_config:
+                raise
+        self._push_body_is_config = True  # refused, so nothing was created: send it again
+        return await super().call(operation, request, timeout=timeout)
+
+    def _to_wire(self, operation: str, request: dict[str, Any]) -> dict[str, Any]:
+        if self._push_body_is_config and operation == "CreateTaskPushNotificationConfig":
+            return rest_v03.push_config_down(request)
+        return super()._to_wire(operation, request)
 
     def _route(self, operation: str, request: dict[str, Any]) -> tuple[str, str, set[str]]:
         """(verb, URL, names of the request fields used in the path)."""

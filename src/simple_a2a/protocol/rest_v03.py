@@ -220,7 +220,8 @@ def _event_down(event: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _push_down(config: dict[str, Any]) -> dict[str, Any]:
+def push_config_down(config: dict[str, Any]) -> dict[str, Any]:
+    """A 1.0 TaskPushNotificationConfig → the 0.3 proto's ``{"name", "pushNotificationConfig"}``."""
     inner = _copy(config, ("id", "url", "token"))
     auth = config.get("authentication")
     if isinstance(auth, dict):
@@ -241,9 +242,9 @@ def result_down(operation: str, result: dict[str, Any]) -> Any:
     if operation == "ListTasks":
         return {**result, "tasks": [_task_down(t) for t in result.get("tasks", [])]}
     if operation in ("CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig"):
-        return _push_down(result)
+        return push_config_down(result)
     if operation == "ListTaskPushNotificationConfigs":
-        return {**result, "configs": [_push_down(c) for c in result.get("configs", [])]}
+        return {**result, "configs": [push_config_down(c) for c in result.get("configs", [])]}
     if operation == "GetExtendedAgentCard":
         return v03.card_to_v03(result)
     return result
@@ -264,7 +265,7 @@ def request_down(operation: str, request: dict[str, Any] | None) -> dict[str, An
         conf = _copy(config, ("acceptedOutputModes", "historyLength"))
         push = config.get("taskPushNotificationConfig")
         if isinstance(push, dict):
-            conf["pushNotification"] = _push_down(push)["pushNotificationConfig"]
+            conf["pushNotification"] = push_config_down(push)["pushNotificationConfig"]
         # proto3 reads an absent ``blocking`` as false: say it (1.0's default is blocking).
         conf["blocking"] = not config.get("returnImmediately", False)
         out["configuration"] = conf
@@ -273,7 +274,7 @@ def request_down(operation: str, request: dict[str, Any] | None) -> dict[str, An
         # The proto says ``body: "config"``, but the 0.3 SDKs send and parse the whole
         # CreateTaskPushNotificationConfigRequest (and a strict parse rejects a bare config).
         task_id = request.get("taskId", "")
-        out = {"parent": f"tasks/{task_id}", "config": _push_down(request)}
+        out = {"parent": f"tasks/{task_id}", "config": push_config_down(request)}
         return out | ({"configId": request["id"]} if request.get("id") else {})
     return request
 
