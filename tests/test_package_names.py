@@ -44,3 +44,22 @@ def test_a_fresh_import_statement_sees_the_package() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["RequestHandler", "Client"]
+
+
+def test_importing_the_package_loads_neither_the_client_nor_the_server() -> None:
+    """``import simple_a2a`` loads the protocol models only; the client's and the server's names
+    load on first use (issue #19: import time; neither side imports the other's dependencies)."""
+    code = (
+        "import sys, simple_a2a\n"
+        "heavy = ('httpx', 'starlette', 'uvicorn', 'click', 'rich', 'simple_a2a.client',"
+        " 'simple_a2a.server')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "simple_a2a.AsyncClient\n"
+        "server_side = ('starlette', 'uvicorn', 'simple_a2a.server')\n"
+        "print(sorted(m for m in server_side if m in sys.modules))\n"
+        "simple_a2a.server\n"
+        "print(sorted(m for m in ('uvicorn',) if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == ["[]", "[]", "[]"]

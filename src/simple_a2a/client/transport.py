@@ -313,10 +313,7 @@ class Transport:
     ) -> None:
         self.http = http
         self.limits = limits or ClientLimits()
-        # As published: a JSON-RPC endpoint is the URL itself (an app mounted under a prefix is
-        # served at ``/prefix/``, and A2A calls follow no redirect); HTTP+JSON joins its paths
-        # onto it without the slash.
-        self.url = url
+        self.url = url  # as published: ``/prefix/`` of a mounted app (A2A calls follow no redirect)
         self.version = version
         self.headers = {"A2A-Version": version, **dict(headers or {})}
         self.query = dict(query or {})  #: credentials the card puts in the query (an API key)
