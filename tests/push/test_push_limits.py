@@ -6,6 +6,7 @@ import asyncio
 import time
 from typing import Any
 
+import httpx
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -127,3 +128,43 @@ def test_unresolvable_at_connect_is_retried_then_delivered(serve) -> None:  # ty
         time.sleep(0.02)
     answers["ok"] = True
     receiver.wait_final(timeout=30)
+
+
+def test_configs_per_caller_capped_across_their_tasks(serve) -> None:  # type: ignore[no-untyped-def]
+    """#16 item 2: one caller cannot spread an unbounded number of configs over many tasks."""
+    from simple_a2a.auth import BearerAuth
+
+    srv = make_server(
+        limits=Limits(max_push_configs_per_caller=3),
+        auth=BearerAuth({"tok-a": "alice", "tok-b": "bob"}),
+    )
+    url = serve(srv.app)
+
+    def call(token: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {token}"}
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        answer: dict[str, Any] = httpx.post(url, json=body, headers=headers, timeout=10).json()
+        return answer
+
+    def task(token: str) -> str:
+        message = {
+            "messageId": f"m-{time.time_ns()}",
+            "role": "ROLE_USER",
+            "parts": [{"text": "go"}],
+        }
+        params = {"message": message, "configuration": {"returnImmediately": True}}
+        return str(call(token, "SendMessage", params)["result"]["task"]["id"])
+
+    alice = [task("tok-a") for _ in range(4)]
+    for i, task_id in enumerate(alice[:3]):
+        params = {"taskId": task_id, "url": f"http://127.0.0.1:1/h{i}", "id": "c"}
+        assert "result" in call("tok-a", "CreateTaskPushNotificationConfig", params)
+    params = {"taskId": alice[3], "url": "http://127.0.0.1:1/h3", "id": "c"}
+    refused = call("tok-a", "CreateTaskPushNotificationConfig", params)
+    assert refused["error"]["code"] == -32602, refused
+    assert "Limits.max_push_configs_per_caller = 3" in refused["error"]["message"]
+    # replacing one of alice's configs is not a new one; bob has his own allowance
+    params = {"taskId": alice[0], "url": "http://127.0.0.1:1/again", "id": "c"}
+    assert "result" in call("tok-a", "CreateTaskPushNotificationConfig", params)
+    params = {"taskId": task("tok-b"), "url": "http://127.0.0.1:1/bob", "id": "c"}
+    assert "result" in call("tok-b", "CreateTaskPushNotificationConfig", params)

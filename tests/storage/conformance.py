@@ -607,6 +607,19 @@ class StorageConformance(IncrementalUpdateConformance, LeaseConformance):
 
     # --- PushConfigStore ------------------------------------------------------------------------
 
+    async def test_push_configs_counted_by_the_owner_of_their_tasks(self, storage: Storage) -> None:
+        """``count_for_owner``: the configs of a caller's tasks, for the per-caller cap."""
+        await storage.tasks.create(make_task("a1"), owner="alice")
+        await storage.tasks.create(make_task("a2"), owner="alice")
+        await storage.tasks.create(make_task("b1"), owner="bob")
+        for task_id, config_id in (("a1", "p1"), ("a1", "p2"), ("a2", "p1"), ("b1", "p1")):
+            await storage.push_configs.put(
+                TaskPushNotificationConfig(id=config_id, task_id=task_id, url="https://x.example")
+            )
+        assert await storage.push_configs.count_for_owner("alice") == 3
+        assert await storage.push_configs.count_for_owner("bob") == 1
+        assert await storage.push_configs.count_for_owner("carol") == 0
+
     async def test_push_configs_crud(self, storage: Storage) -> None:
         push = storage.push_configs
         first = TaskPushNotificationConfig(

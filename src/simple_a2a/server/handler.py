@@ -45,6 +45,7 @@ from .leases import LeaseKeeper, claim_follow_up
 from .limits import (
     DEFAULT_LIMITS,
     Limits,
+    check_caller_config_count,
     check_config_count,
     check_identifiers,
     check_message,
@@ -536,8 +537,12 @@ class RequestHandler:
         config = config.model_copy(update={"task_id": task_id, "id": config.id or new_id()})
         if call.version.startswith("0."):  # 0.3 §9.5: its notifications are 0.3 Tasks
             config = config.with_protocol_version(call.version)
-        check_config_count(self.limits, await self.storage.push_configs.list(task_id), config)
-        await self.storage.push_configs.put(config)
+        existing = await self.storage.push_configs.list(task_id)
+        check_config_count(self.limits, existing, config)
+        replacing = any(c.id == config.id for c in existing)
+        store = self.storage.push_configs
+        await check_caller_config_count(self.limits, store, call.owner, replacing)
+        await store.put(config)
         if self.push is not None:
             await self.push.config_created(config)
         return config

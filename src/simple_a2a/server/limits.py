@@ -19,6 +19,7 @@ from ..protocol.requests import (
     ListTaskPushNotificationConfigsResponse,
     SendMessageRequest,
 )
+from ..storage.base import PushConfigStore
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,9 @@ class Limits:
     max_metadata_bytes: int = 64 * 1024
     #: push notification configs one task may have (above: -32602)
     max_push_configs_per_task: int = 10
+    #: push notification configs one authenticated caller may have over all its tasks (above:
+    #: -32602); anonymous callers share no identity, so only the per-task cap applies to them
+    max_push_configs_per_caller: int = 1_000
     #: webhook POSTs in flight at once over all configs (below the pool of 100 connections);
     #: the others wait their turn in arrival order (asyncio.Semaphore is FIFO)
     max_concurrent_deliveries: int = 32
@@ -110,6 +114,17 @@ def check_config_count(
         c.id != config.id for c in existing
     ):
         raise limits.refuse("max_push_configs_per_task", len(existing) + 1, field="taskId")
+
+
+async def check_caller_config_count(
+    limits: Limits, store: PushConfigStore, owner: str | None, replacing: bool
+) -> None:
+    """A new config beyond ``max_push_configs_per_caller`` (the caller's tasks together)."""
+    if owner is None or replacing:
+        return
+    count = await store.count_for_owner(owner)
+    if count is not None and count >= limits.max_push_configs_per_caller:
+        raise limits.refuse("max_push_configs_per_caller", count + 1, field="taskId")
 
 
 def _config_id(config: TaskPushNotificationConfig) -> str:

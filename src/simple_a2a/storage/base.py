@@ -224,6 +224,11 @@ class PushConfigStore(abc.ABC):
     @abc.abstractmethod
     async def delete(self, task_id: str, config_id: str) -> bool: ...
 
+    async def count_for_owner(self, owner: str) -> int | None:
+        """How many configs the tasks of ``owner`` have (``Limits.max_push_configs_per_caller``);
+        None when this store cannot tell, and the per-caller cap is then not applied."""
+        return None
+
 
 PushCursorState = Literal["active", "suspended", "done"]
 

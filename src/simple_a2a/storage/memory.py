@@ -371,8 +371,19 @@ class MemoryEventLog(EventLog):
 
 
 class MemoryPushConfigStore(PushConfigStore):
-    def __init__(self) -> None:
+    def __init__(self, tasks: MemoryTaskStore | None = None) -> None:
         self._configs: dict[str, dict[str, TaskPushNotificationConfig]] = {}
+        self._tasks = tasks  # for the owners of the tasks (count_for_owner)
+
+    async def count_for_owner(self, owner: str) -> int | None:
+        if self._tasks is None:
+            return None
+        rows = self._tasks._rows
+        return sum(
+            len(configs)
+            for task_id, configs in self._configs.items()
+            if (row := rows.get(task_id)) is not None and row[1] == owner
+        )
 
     async def put(self, config: TaskPushNotificationConfig) -> None:
         assert config.task_id and config.id
@@ -414,7 +425,7 @@ class MemoryStorage(Storage):
     def __init__(self, max_events_per_task: int = 10_000) -> None:
         self.tasks = MemoryTaskStore()
         self.events = MemoryEventLog(max_events_per_task)
-        self.push_configs = MemoryPushConfigStore()
+        self.push_configs = MemoryPushConfigStore(self.tasks)
         self.push_cursors: PushCursorStore | None = MemoryPushCursorStore()
         #: in-process leases: memory storage serves one process, so they coordinate only it
         self.leases: LeaseStore | None = MemoryLeaseStore(

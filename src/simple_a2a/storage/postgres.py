@@ -439,6 +439,15 @@ class PostgresPushConfigStore(PushConfigStore):
     def __init__(self, db: _Database) -> None:
         self._db = db
 
+    async def count_for_owner(self, owner: str) -> int | None:
+        s = self._db.s
+        count = await self._db.pool.fetchval(
+            f"SELECT count(*) FROM {s}.push_configs p JOIN {s}.tasks t ON t.id = p.task_id"
+            " WHERE t.owner = $1",
+            owner,
+        )
+        return int(count)
+
     async def put(self, config: TaskPushNotificationConfig) -> None:
         task_id, config_id, doc = push_doc(config)
         await self._db.pool.execute(

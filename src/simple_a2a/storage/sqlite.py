@@ -255,6 +255,16 @@ class SQLitePushConfigStore(PushConfigStore):
     def __init__(self, db: _Database) -> None:
         self._db = db
 
+    async def count_for_owner(self, owner: str) -> int | None:
+        def run(conn: Conn) -> int:
+            sql = (
+                "SELECT count(*) FROM push_configs p JOIN tasks t ON t.id = p.task_id"
+                " WHERE t.owner = ?"
+            )
+            return int(conn.execute(sql, (owner,)).fetchone()[0])
+
+        return await self._db.read(run)
+
     async def put(self, config: TaskPushNotificationConfig) -> None:
         task_id, config_id, doc = push_doc(config)
 
