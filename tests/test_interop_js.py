@@ -4,7 +4,8 @@ A2A 1.0 and 0.3 over JSON-RPC and HTTP+JSON, with real OS processes on loopback:
 - the SDK's client (tests/interop_js/client.mjs; 0.3: its ``compat/v0_3`` transports) against
   our server: one Node process per binding and version runs the whole scenario (card, send,
   stream, get, list, multi-turn, cancel with a subscriber, subscribe to a finished task, push
-  config CRUD, unknown tasks) and prints each step's outcome, which the tests below check;
+  config CRUD and delivery, unknown tasks) and prints each step's outcome, which the tests
+  below check;
 - our ``AsyncClient`` against an agent built from the SDK's server pieces
   (tests/interop_js/agent.mjs: DefaultRequestHandler, Express JSON-RPC and REST handlers with
   the SDK's 0.3 compat layer on, which picks 0.3 or 1.0 per request by ``A2A-Version``).
@@ -15,6 +16,7 @@ and say why.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import shutil
@@ -33,10 +35,11 @@ from simple_a2a.protocol.errors import (
     TaskNotCancelableError,
     UnsupportedOperationError,
 )
+from simple_a2a.protocol.models import TaskPushNotificationConfig
 from simple_a2a.server import server
 from tests.conftest import free_port
 from tests.interop.peers import peer_agent
-from tests.push.push_helpers import settings
+from tests.push.push_helpers import Receiver, settings
 from tests.support.agents import TestAgent, cancel_while_subscribed, make_card, serving
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,13 +80,22 @@ def our_server() -> Iterator[str]:
         yield base
 
 
+@pytest.fixture(scope="module")
+def webhook() -> Iterator[tuple[Receiver, str]]:
+    receiver = Receiver()
+    with serving(receiver.app) as base:
+        yield receiver, base + "/hook"
+
+
 @pytest.fixture(scope="module", params=SETUPS, ids=[f"{b}-{v}" for b, v in SETUPS])
-def their_client(request: pytest.FixtureRequest, node: str, our_server: str) -> dict[str, Any]:
+def their_client(
+    request: pytest.FixtureRequest, node: str, our_server: str, webhook: tuple[Receiver, str]
+) -> dict[str, Any]:
     """The steps of tests/interop_js/client.mjs, run once per binding and protocol version
     against our server (0.3: the SDK's compat/v0_3 transports on our 0.3 card)."""
     binding, version = request.param
     done = subprocess.run(
-        [node, str(HERE / "client.mjs"), our_server, binding, version],
+        [node, str(HERE / "client.mjs"), our_server, binding, version, webhook[1]],
         capture_output=True,
         text=True,
         timeout=60,
@@ -168,6 +180,34 @@ def test_their_client_push_config_crud(their_client: dict[str, Any]) -> None:
     assert ok(their_client, "push_get") == {"id": "cfg-1", "url": HOOK}
     assert ok(their_client, "push_list") == ["cfg-1"]
     assert ok(their_client, "push_delete") == []  # deleted, then listed empty
+
+
+@pytest.mark.interop(**THEIRS)
+async def test_their_client_push_delivery(
+    their_client: dict[str, Any], webhook: tuple[Receiver, str]
+) -> None:
+    """The SDK registers a webhook with its message: our server posts the version's shapes
+    (1.0: StreamResponse as application/a2a+json, §13.2; 0.3: the 0.3 Task, 0.3 §9.5)."""
+    task_id = ok(their_client, "push_delivery")["id"]
+    receiver = webhook[0]
+
+    def posts() -> list[tuple[dict[str, str], dict[str, Any]]]:
+        found = [(h, json.loads(b)) for h, b in receiver.received]
+        return [(h, p) for h, p in found if task_id in json.dumps(p)]
+
+    for _ in range(100):
+        if any("completed" in json.dumps(p).lower() for _, p in posts()):
+            break
+        await asyncio.sleep(0.05)
+    headers, last = posts()[-1]
+    assert headers.get("x-a2a-notification-token") == "hook-tok"
+    if their_client["version"] == "0.3":
+        assert headers["content-type"].startswith("application/json")
+        assert last["kind"] == "task" and last["id"] == task_id
+        assert last["status"]["state"] == "completed"
+    else:
+        assert headers["content-type"].startswith("application/a2a+json")
+        assert last["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
 @pytest.mark.interop(**THEIRS)
@@ -302,6 +342,44 @@ async def test_our_client_push_config_crud(agent: AsyncClient) -> None:
         assert await agent.list_push_configs(task.id) == []
     finally:
         await agent.cancel(task.id)
+
+
+@pytest.mark.interop(**OURS)
+async def test_our_client_push_delivery(agent: AsyncClient) -> None:
+    """A config sent with the message: the SDK posts to the webhook with the token, in the
+    shapes of the version it was registered with (1.0: a StreamResponse, §13.2; 0.3: the 0.3
+    Task object, 0.3 §9.5)."""
+    receiver = Receiver()
+    with serving(receiver.app) as hook_base:
+        config = TaskPushNotificationConfig(url=hook_base + "/hook", token="tok")
+        task = await agent.send("echo pushed", push_config=config)
+        assert isinstance(task, Task)
+
+        def final_seen() -> bool:
+            for _, body in receiver.received:
+                pushed = json.loads(body)  # 1.0: a StreamResponse; 0.3: a Task or an event
+                event = pushed.get("task") or pushed.get("statusUpdate") or pushed
+                state = (event.get("status") or {}).get("state")
+                if state in ("TASK_STATE_COMPLETED", "completed"):
+                    return True
+            return False
+
+        for _ in range(100):
+            if final_seen():
+                break
+            await asyncio.sleep(0.05)
+        headers, body = receiver.received[-1]
+        pushed = json.loads(body)
+        assert headers.get("x-a2a-notification-token") == "tok"
+        if agent.protocol_version == "0.3":
+            assert pushed["kind"] == "task" and pushed["id"] == task.id
+            assert pushed["status"]["state"] == "completed"
+            assert headers["content-type"].startswith("application/json")
+        else:
+            assert headers["content-type"].startswith("application/a2a+json")
+            event = pushed.get("task") or pushed["statusUpdate"]
+            assert event["status"]["state"] == "TASK_STATE_COMPLETED"
+            assert event.get("id", event.get("taskId")) == task.id
 
 
 @pytest.mark.interop(**OURS)

@@ -16,6 +16,7 @@ import {
   InMemoryTaskStore,
 } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { createLegacyAwarePushNotificationSender } from '@a2a-js/sdk/compat/v0_3/server';
 
 const port = Number(process.argv[2]);
 const legacyCompat = { enabled: process.argv[3] === 'legacy' };
@@ -163,7 +164,10 @@ const handler = new DefaultRequestHandler(
   new TestExecutor(),
   new DefaultExecutionEventBusManager(),
   pushStore,
-  new DefaultPushNotificationSender(pushStore, { timeout: 2000 }),
+  // legacy: webhooks registered over 0.3 get 0.3 bodies (0.3 §9.5), 1.0 ones StreamResponses.
+  legacyCompat.enabled
+    ? createLegacyAwarePushNotificationSender(pushStore, { timeout: 2000 })
+    : new DefaultPushNotificationSender(pushStore, { timeout: 2000 }),
 );
 const userBuilder = UserBuilder.noAuthentication;
 const app = express();

@@ -1,6 +1,7 @@
 // The official JS SDK's client (@a2a-js/sdk) running one scenario against an A2A agent.
-//   node client.mjs BASE_URL TRANSPORT [VERSION]   (TRANSPORT: JSONRPC or HTTP+JSON; VERSION:
-//   1.0, the default, through ClientFactory, or 0.3 through the SDK's compat/v0_3 transports)
+//   node client.mjs BASE_URL TRANSPORT [VERSION [HOOK]]   (TRANSPORT: JSONRPC or HTTP+JSON; VERSION:
+//   1.0, the default, through ClientFactory, or 0.3 through the SDK's compat/v0_3 transports;
+//   HOOK: a webhook URL given with a message, for push delivery)
 // Prints one JSON object: for each step, {ok: true, value} or {ok: false, error}. The agent is
 // expected to behave like tests/support/agents.py's TestAgent (echo, steps N, ask, slow).
 import { randomUUID } from 'node:crypto';
@@ -9,7 +10,7 @@ import { Client, ClientFactory, JsonRpcTransportFactory, RestTransportFactory } 
 import { LegacyJsonRpcTransport, LegacyRestTransport, parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client';
 import { A2AError, TaskNotFoundError } from '@a2a-js/sdk/errors';
 
-const [base, transport, version = '1.0'] = process.argv.slice(2);
+const [base, transport, version = '1.0', hook] = process.argv.slice(2);
 const results = {};
 
 function describeError(e) {
@@ -135,4 +136,11 @@ await step('push_delete', async () => {
 await step('get_missing', () => client.getTask({ id: 'no-such-task' }));
 await step('cancel_missing', () => client.cancelTask({ id: 'no-such-task' }));
 await step('subscribe_missing', () => collect(client.resubscribeTask({ id: 'no-such-task' })));
+if (hook) {
+  await step('push_delivery', async () => {
+    const push = { tenant: '', id: 'hook-1', taskId: '', url: hook, token: 'hook-tok', authentication: undefined };
+    const configuration = { acceptedOutputModes: [], taskPushNotificationConfig: push, returnImmediately: false };
+    return summary(await client.sendMessage({ message: message('echo pushed'), configuration }));
+  });
+}
 console.log(JSON.stringify(results));
