@@ -145,7 +145,7 @@ class A2AServer:
         self.public_url = public_url.rstrip("/") if public_url else None
         # The seams of the handler are given to it, never patched on afterwards: one TaskManager
         # shared by the handler and push delivery, the authorization hook, the push service.
-        tasks = TaskManager(self.storage, keepalive=keepalive)
+        tasks = TaskManager(self.storage, keepalive=keepalive, max_history=max_history_length)
         #: push delivery (docs/push.md), when the card declares capabilities.pushNotifications
         self.push = PushService(self.storage, tasks, push, limits=limits) if push_on else None
         self.handler = RequestHandler(

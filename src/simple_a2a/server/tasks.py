@@ -18,7 +18,7 @@ from ..protocol.logcontext import library_logger
 from ..protocol.models import FINAL_STATES, Task, TaskState
 from ..protocol.reducer import apply_event, is_final_event
 from ..protocol.requests import StreamResponse
-from ..storage.base import ConcurrentUpdateError, Storage, StoredTask, TaskChange
+from ..storage.base import FULL_CHANGE, ConcurrentUpdateError, Storage, StoredTask, TaskChange
 
 log = library_logger("simple_a2a.server")
 
@@ -85,9 +85,13 @@ class TaskManager:
     #: How many tasks' latest snapshots ``record`` remembers (see ``_latest``).
     LATEST = 1024
 
-    def __init__(self, storage: Storage, *, keepalive: float = 15.0) -> None:
+    def __init__(
+        self, storage: Storage, *, keepalive: float = 15.0, max_history: int | None = None
+    ) -> None:
         self.storage = storage
         self.keepalive = keepalive
+        #: messages kept in a stored task's history (the newest; None keeps all), see _trimmed
+        self.max_history = max_history
         self.hooks: list[EventHook] = []
         self._locks: dict[str, _TaskLock] = {}
         # The snapshot this process last wrote, per recently changed task: ``record`` tries it
@@ -141,6 +145,7 @@ class TaskManager:
                     if self.storage.tasks.accepts_change
                     else None
                 )
+                task, change = self._trimmed(task, change)
                 try:
                     version, seq = await self.storage.record(
                         task, event, expected_version=stored.version, change=change
@@ -155,6 +160,17 @@ class TaskManager:
                 raise ConcurrentUpdateError(f"task {task_id} kept changing; gave up")
         await self._notify(task_id, seq, event, task)
         return task, seq
+
+    def _trimmed(self, task: Task, change: TaskChange | None) -> tuple[Task, TaskChange | None]:
+        """Bound the history a task keeps in storage (#16 item 3: a caller cannot make a task
+        hold messages without end). Trimmed in steps of a tenth of the bound, back to the
+        newest ``max_history`` messages, so a long conversation rewrites its history rows once
+        every ``max_history / 10`` messages rather than at every message."""
+        cap = self.max_history
+        if cap is None or len(task.history) <= cap + cap // 10:
+            return task, change
+        task = task.model_copy(update={"history": task.history[-cap:] if cap else []})
+        return task, FULL_CHANGE if change is not None else None
 
     async def discard(self, task_id: str) -> None:
         """Forget a task and its log (a message answered by a direct reply has no task)."""
