@@ -171,7 +171,8 @@ def check_identifiers(request: object) -> None:
     for path in _IDENTIFIERS:
         value: object = request
         for name in path.split("."):
-            value = getattr(value, name, None)
+            # a model's fields live in its __dict__: a missing one costs no AttributeError
+            value = getattr(value, "__dict__", {}).get(name)
         if isinstance(value, str) and "\x00" in value:
             field = "".join(w if i == 0 else w.title() for i, w in enumerate(path.split("_")))
             raise e.InvalidParamsError(f"{field} must not contain a NUL character", field=field)
