@@ -66,7 +66,11 @@ class ClusterAgent(AgentExecutor):
     async def cancel(self, ctx: RequestContext) -> None:
         marks = os.environ.get("CLUSTER_MARKS")
         if marks:
-            Path(marks, f"cancel-{ctx.task_id}").write_text(f"{PORT} {time.time()}")
+            # Written aside and renamed: a test that sees the file sees its whole content (a
+            # CI run once read it between write_text's create and its write).
+            mark = Path(marks, f"cancel-{ctx.task_id}")
+            Path(f"{mark}.tmp").write_text(f"{PORT} {time.time()}")
+            os.replace(f"{mark}.tmp", mark)
 
 
 if __name__ == "__main__":

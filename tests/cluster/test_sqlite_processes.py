@@ -70,6 +70,6 @@ def test_sqlite_cancel_from_the_other_process_reaches_the_executor(
     )
     mark = marks / f"cancel-{task['id']}"
     while not mark.exists():
-        assert time.monotonic() - started < 2.0, "the cancel hook did not run"
+        assert time.monotonic() - started < 3.0, "the cancel hook did not run"  # see test_cluster
         time.sleep(0.02)
     assert mark.read_text().split()[0] == str(runner.port)
