@@ -155,3 +155,24 @@ async def test_our_client_discovers_a_mounted_agent(serve: Any) -> None:
         async with simple_a2a.AsyncClient(url + "/x", bindings=[binding]) as client:
             task = await client.send("hello")
             assert task.text == "echo: hello"
+
+
+def test_startup_freezes_the_startup_heap_once() -> None:
+    """``A2AServer.startup`` moves the startup heap to the collector's permanent generation
+    (docs/guides/deployment.md, "The garbage collector"): checked in a fresh process."""
+    import subprocess
+    import sys
+
+    code = (
+        "import asyncio, gc, simple_a2a\n"
+        "card = simple_a2a.AgentCard(name='n', description='d', version='1')\n"
+        "assert gc.get_freeze_count() == 0\n"
+        "first = simple_a2a.server(card, lambda ctx: 'hi')\n"
+        "asyncio.run(first.startup())\n"
+        "frozen = gc.get_freeze_count()\n"
+        "assert frozen > 0, frozen\n"
+        "asyncio.run(simple_a2a.server(card, lambda ctx: 'hi').startup())\n"
+        "assert gc.get_freeze_count() == frozen  # once per process\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
