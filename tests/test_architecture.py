@@ -134,7 +134,7 @@ SERVER_LAYERS: list[set[str]] = [
     # the bindings: translation only, each calls RequestHandler.handle()
     {"http", "jsonrpc", "rest", "grpc"},
     # composition: the ASGI app, several agents in one process, running it
-    {"app", "multi", "serving", "__init__"},
+    {"app", "routing", "multi", "serving", "__init__"},
 ]
 
 

@@ -22,10 +22,8 @@ from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from typing import Any
 
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..auth import AuthLike, AuthMiddleware, as_policy
@@ -40,21 +38,21 @@ from ..protocol.card import (
 )
 from ..protocol.logcontext import library_logger
 from ..protocol.push import JWKS_PATH
-from ..protocol.rest import MethodNotAllowedError
 from ..protocol.telemetry import TELEMETRY
 from ..storage import Storage, open_storage
-from .card_signing import jwks_route, resolve_signing
+from .card_signing import jwks_endpoint, resolve_signing
 from .context import Caller
 from .executor import AgentExecutor
 from .handler import ExtendedCardProvider, RequestHandler
-from .http import CURRENT_REQUEST, DEFAULT_MAX_BODY, JSON, response_media_type, route_path
+from .http import CURRENT_REQUEST, DEFAULT_MAX_BODY, JSON
 from .jsonrpc import JSONRPCBinding
 from .leases import DEFAULT_LEASE_TTL, DEFAULT_SCAN_INTERVAL, LeaseKeeper, attach_leases
 from .limits import DEFAULT_LIMITS, Limits, uvicorn_options
 from .push import PushService, PushSettings
 from .push.signing import SigningKeys
-from .rest import RESTBinding, error_response
+from .rest import RESTBinding
 from .retention import RetentionSweeper
+from .routing import Route, Router
 from .serving import run_uvicorn, serve_uvicorn
 from .tasks import TaskManager
 from .telemetry import instrument_server
@@ -226,17 +224,14 @@ class A2AServer:
         2. the inspector's page — only with ``inspector=True`` (docs/inspector.md);
         3. ``AuthMiddleware`` — only with ``auth=``: records the caller or the refusal in the
            scope; the bindings answer a refusal in their own error format (docs/auth.md);
-        4. ``_Dispatch`` — the hot paths: ``POST`` at the JSON-RPC path to the JSON-RPC
-           binding, a path no route below serves to the HTTP+JSON binding;
-        5. the router (:meth:`_router`): the card, JWKS, metrics, lifespan; its default is the
-           HTTP+JSON binding.
+        4. the :class:`~simple_a2a.server.routing.Router`: the fixed paths of :meth:`routes`
+           (JSON-RPC, the card, the JWKS, metrics), then the HTTP+JSON binding for every other
+           path; lifespan events open and close the storage (:meth:`lifespan`).
 
         Every layer reads the path below the mount point with one rule,
         :func:`~simple_a2a.protocol.asgi.route_path`.
         """
-        router = self._router()
-        own_paths = {route.path for route in router.routes if isinstance(route, Route)}
-        app: ASGIApp = _Dispatch(router, self.jsonrpc.asgi, self._rpc_paths, self.rest, own_paths)
+        app: ASGIApp = Router(self.routes(), self.rest, self.lifespan)
         if self.auth is not None:
             app = AuthMiddleware(app, self.auth, public_paths=(*CARD_PATHS, JWKS_PATH))
         if inspector:  # a development tool: its page calls this agent over HTTP, as a client
@@ -245,29 +240,21 @@ class A2AServer:
             app = with_inspector(app)
         return _OpenOnFirstRequest(app, self.startup)
 
-    def _router(self) -> Starlette:
-        verbs = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-        routes = [Route(path, self._jsonrpc_endpoint, methods=verbs) for path in self._rpc_paths]
-        routes += [Route(path, self._card_endpoint, methods=["GET"]) for path in CARD_PATHS]
-        routes += self.push.routes() if self.push is not None else []
-        if self.card_signer is not None and not any(r.path == JWKS_PATH for r in routes):
-            routes.append(jwks_route(self.card_signer.keys))
+    def routes(self) -> list[Route]:
+        """The fixed paths this agent serves besides the HTTP+JSON routes."""
+        # JSON-RPC is POSTed (spec §9.1); other methods get 405 from the router.
+        routes = [Route(path, frozenset({"POST"}), self.jsonrpc.asgi) for path in self._rpc_paths]
+        routes += [Route.endpoint(path, self._card_endpoint) for path in CARD_PATHS]
+        # the keys that verify signed push notifications and the signed card (one set)
+        keys = self.push.keys if self.push is not None else None
+        keys = keys or (self.card_signer.keys if self.card_signer is not None else None)
+        if keys is not None:
+            routes.append(Route.endpoint(JWKS_PATH, jwks_endpoint(keys)))
         if self.metrics_path is not None:
             from .metrics import metrics_endpoint
 
-            routes.append(Route(self.metrics_path, metrics_endpoint, methods=["GET"]))
-        app = Starlette(routes=routes, lifespan=self.lifespan)
-        app.router.default = self.rest  # everything else: the HTTP+JSON routes, 404/405 there
-        return app
-
-    async def _jsonrpc_endpoint(self, request: Request) -> Response:
-        if request.method != "POST":
-            err = MethodNotAllowedError(
-                f"{request.method} is not allowed here; JSON-RPC requests are POSTed",
-                allowed=["POST"],
-            )
-            return error_response(err, response_media_type(request), None)
-        return await self.jsonrpc.endpoint(request)
+            routes.append(Route.endpoint(self.metrics_path, metrics_endpoint))
+        return routes
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: Any = None) -> AsyncIterator[None]:
@@ -443,43 +430,6 @@ class A2AServer:
     def uvicorn_options(self, **overrides: Any) -> dict[str, Any]:
         """uvicorn's settings for :meth:`run` / :meth:`serve` (:func:`.limits.uvicorn_options`)."""
         return uvicorn_options(self.shutdown_grace, overrides)
-
-
-class _Dispatch:
-    """The hot paths skip Starlette's middleware stack and route matching (~15% of a GetTask's
-    CPU): ``POST`` at the JSON-RPC path goes straight to the JSON-RPC binding, and a path no
-    Starlette route serves (nor would redirect to, with or without its trailing slash) straight
-    to the HTTP+JSON binding, the router's default. The endpoints are the ones the Starlette app
-    would call; everything else (the card, the JWKS, other methods at the JSON-RPC path,
-    lifespan) goes through the Starlette app."""
-
-    def __init__(
-        self,
-        app: ASGIApp,
-        jsonrpc: ASGIApp,
-        paths: tuple[str, ...],
-        rest: ASGIApp,
-        own_paths: set[str],
-    ) -> None:
-        self._app = app
-        self._jsonrpc = jsonrpc
-        self._paths = paths
-        self._rest = rest
-        self._own = own_paths
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            path = route_path(scope)
-            if path in self._paths:
-                if scope["method"] == "POST":
-                    await self._jsonrpc(scope, receive, send)
-                    return
-            elif not (
-                path in self._own or path.rstrip("/") in self._own or path + "/" in self._own
-            ):
-                await self._rest(scope, receive, send)
-                return
-        await self._app(scope, receive, send)
 
 
 class _OpenOnFirstRequest:

@@ -14,19 +14,19 @@ it parsed, as the official SDK does).
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from ..protocol.card_signing import card_payload, sign_payload
 from ..protocol.push import JWKS_PATH
 from .push import PushSettings
 from .push.signing import SigningKeys
 
-__all__ = ["CardSigner", "jwks_route", "resolve_signing"]
+__all__ = ["CardSigner", "jwks_endpoint", "resolve_signing"]
 
 
 class CardSigner:
@@ -51,8 +51,9 @@ class CardSigner:
         return {**card, "signatures": [signature]}
 
 
-def jwks_route(keys: SigningKeys) -> Route:
-    """``GET /.well-known/jwks.json``: the public keys, active and recently retired."""
+def jwks_endpoint(keys: SigningKeys) -> Callable[[Request], Awaitable[Response]]:
+    """The endpoint of ``GET /.well-known/jwks.json``: the public keys, active and recently
+    retired."""
 
     async def endpoint(request: Request) -> Response:
         body = json.dumps(keys.jwks(), separators=(",", ":"))
@@ -62,7 +63,7 @@ def jwks_route(keys: SigningKeys) -> Route:
             headers={"Cache-Control": "public, max-age=300"},
         )
 
-    return Route(JWKS_PATH, endpoint, methods=["GET"])
+    return endpoint
 
 
 def resolve_signing(

@@ -25,6 +25,7 @@ from ..protocol.rest import RouteNotFoundError
 from .app import EXACT_MOUNT, A2AServer, server
 from .http import json_bytes, route_path
 from .limits import uvicorn_options as limits_uvicorn_options
+from .routing import serve_lifespan
 from .serving import run_uvicorn
 
 AgentSpec = A2AServer | Mapping[str, Any]
@@ -71,7 +72,7 @@ class MultiServer:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
+            await serve_lifespan(self.lifespan, receive, send)
             return
         path: str = scope.get("path", "")
         root: str = scope.get("root_path", "")
@@ -93,22 +94,6 @@ class MultiServer:
             await Response(
                 json_bytes(err.to_rest()), status_code=404, media_type="application/json"
             )(scope, receive, send)
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        message = await receive()
-        assert message["type"] == "lifespan.startup"
-        manager = self.lifespan()
-        try:
-            await manager.__aenter__()
-        except Exception as exc:
-            await send({"type": "lifespan.startup.failed", "message": str(exc)})
-            return
-        await send({"type": "lifespan.startup.complete"})
-        message = await receive()
-        try:
-            await manager.__aexit__(None, None, None)
-        finally:
-            await send({"type": "lifespan.shutdown.complete"})
 
     def run(self, host: str = "127.0.0.1", port: int = 9292, **uvicorn_options: Any) -> None:
         """Serve every agent with uvicorn until interrupted (blocks); see ``A2AServer.run``."""

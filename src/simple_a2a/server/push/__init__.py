@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from starlette.routing import Route
-
 from ...protocol.card import AgentCard, AgentExtension
 from ...protocol.models import TaskPushNotificationConfig
 from ...protocol.push import JWKS_PATH, SIGNATURE_HEADER, SIGNING_EXTENSION_URI
@@ -119,11 +117,6 @@ class PushService:
 
     async def close(self) -> None:
         await self.dispatcher.close()
-
-    def routes(self) -> list[Route]:
-        from ..card_signing import jwks_route
-
-        return [] if self.keys is None else [jwks_route(self.keys)]
 
     def decorate_card(self, card: AgentCard, base_url: str) -> AgentCard:
         """Announce signed notifications: a card extension whose params give the JWKS URL."""
