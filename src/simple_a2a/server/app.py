@@ -46,7 +46,7 @@ from .executor import AgentExecutor
 from .handler import ExtendedCardProvider, RequestHandler
 from .http import CURRENT_REQUEST, DEFAULT_MAX_BODY, JSON
 from .jsonrpc import JSONRPCBinding
-from .leases import DEFAULT_LEASE_TTL, DEFAULT_SCAN_INTERVAL, LeaseKeeper, attach_leases
+from .leases import DEFAULT_LEASE_TTL, DEFAULT_SCAN_INTERVAL, LeaseKeeper
 from .limits import DEFAULT_LIMITS, Limits, uvicorn_options
 from .push import PushService, PushSettings
 from .push.signing import SigningKeys
@@ -144,6 +144,12 @@ class A2AServer:
         # The seams of the handler are given to it, never patched on afterwards: one TaskManager
         # shared by the handler and push delivery, the authorization hook, the push service.
         tasks = TaskManager(self.storage, keepalive=keepalive, max_history=max_history_length)
+        #: task leases: several processes on one storage (docs/guides/deployment.md)
+        self.leases = (
+            LeaseKeeper(self.storage.leases, ttl=lease_ttl, scan_interval=lease_scan_interval)
+            if self.storage.leases is not None
+            else None
+        )
         #: push delivery (docs/push.md), when the card declares capabilities.pushNotifications
         self.push = PushService(self.storage, tasks, push, limits=limits) if push_on else None
         self.handler = RequestHandler(
@@ -157,21 +163,11 @@ class A2AServer:
             tasks=tasks,
             authorize=self.auth.authorize if self.auth is not None else None,
             push=self.push,
+            leases=self.leases,
         )
         if TELEMETRY.on:  # storage spans, task and push metrics (docs/observability.md)
             instrument_server(self)
         self.recover_interrupted_tasks = recover_interrupted_tasks
-        #: task leases: several processes on one storage (docs/guides/deployment.md)
-        self.leases = (
-            attach_leases(
-                self.handler,
-                self.storage.leases,
-                ttl=lease_ttl,
-                scan_interval=lease_scan_interval,
-            )
-            if self.storage.leases is not None
-            else None
-        )
         if self.push is not None and self.leases is not None:
             self.push.dispatcher.use_leases(
                 LeaseKeeper(

@@ -41,7 +41,7 @@ from ..storage.base import Storage, StoredTask, TaskQuery
 from . import recovery
 from .context import CallContext, Caller, RequestContext
 from .executor import AgentExecutor, as_executor, run_executor
-from .leases import LeaseKeeper, claim_follow_up
+from .leases import LeaseKeeper, bind_leases, claim_follow_up
 from .limits import (
     DEFAULT_LIMITS,
     Limits,
@@ -104,6 +104,7 @@ class RequestHandler:
         tasks: TaskManager | None = None,
         authorize: Callable[[Caller, str], Awaitable[None]] | None = None,
         push: PushService | None = None,
+        leases: LeaseKeeper | None = None,
     ) -> None:
         self.card = card
         #: bounds on what one caller can make us hold (docs/security.md)
@@ -122,8 +123,10 @@ class RequestHandler:
         self.authorize = authorize
         #: push delivery (docs/push.md): built on the same ``tasks``; None without the capability
         self.push = push
-        #: task leases (several processes on one storage); set by :func:`.leases.attach_leases`
-        self.leases: LeaseKeeper | None = None
+        #: task leases: several processes on one storage (docs/guides/deployment.md)
+        self.leases = leases
+        if leases is not None:
+            bind_leases(self, leases)
 
     # -- dispatch --
     async def handle(self, operation: str, request: Any, call: CallContext) -> Any:

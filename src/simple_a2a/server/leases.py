@@ -279,18 +279,11 @@ async def claim_follow_up(
     return task
 
 
-def attach_leases(
-    handler: RequestHandler,
-    store: LeaseStore,
-    *,
-    ttl: float = DEFAULT_LEASE_TTL,
-    scan_interval: float = DEFAULT_SCAN_INTERVAL,
-    watch_interval: float = DEFAULT_WATCH_INTERVAL,
-) -> LeaseKeeper:
-    """Give a handler task leases: it then claims each task it runs, and recovers the tasks of
-    dead replicas (what :class:`~simple_a2a.server.app.A2AServer` does when its storage has
-    leases)."""
-    leases = LeaseKeeper(store, ttl=ttl, scan_interval=scan_interval, watch_interval=watch_interval)
+def bind_leases(handler: RequestHandler, leases: LeaseKeeper) -> None:
+    """Wire a handler's task leases (``RequestHandler(leases=...)`` calls it): the handler then
+    claims each task it runs, stops the executors of tasks another replica took over, and
+    recovers the tasks of dead replicas (docs/guides/deployment.md)."""
+    store = leases.store
     executions = handler._executions
 
     def lost(task_id: str) -> None:
@@ -329,5 +322,3 @@ def attach_leases(
     leases.ended = ended
     leases.on_ended = on_ended
     handler.tasks.hooks.append(release_when_final)
-    handler.leases = leases
-    return leases
