@@ -7,7 +7,7 @@ is summed up in docs/interop.md). Stopped with SIGTERM.
 
 Served on 127.0.0.1: JSON-RPC at ``/jsonrpc`` (and ``/jsonrpc/``), HTTP+JSON under ``/rest``
 (1.0 routes, 0.3 under ``/rest/v1/...``), both A2A 1.0 and 0.3 at the same URLs; gRPC
-(``lf.a2a.v1.A2AService``, A2A 1.0) on the gRPC port.
+(``lf.a2a.v1.A2AService``, A2A 1.0, and ``a2a.v1.A2AService``, A2A 0.3) on the gRPC port.
 """
 
 from __future__ import annotations
@@ -64,19 +64,19 @@ def agent_card(http_port: int, grpc_port: int) -> AgentCard:
     """The hybrid card: 1.0 ``supportedInterfaces`` (each binding in 1.0, then 0.3) plus the
     0.3 fields the server derives from the 0.3 entries (``url``, ``preferredTransport``,
     ``additionalInterfaces``). The gRPC URL is bare ``host:port``: Python peers hand it to
-    ``grpc.aio.insecure_channel``, which refuses a scheme. Our gRPC port serves only A2A 1.0,
-    so it has no 0.3 entry."""
+    ``grpc.aio.insecure_channel``, which refuses a scheme. One gRPC port serves both versions
+    (the service name is the version: ``lf.a2a.v1`` 1.0, ``a2a.v1`` 0.3)."""
     base = f"http://127.0.0.1:{http_port}"
+    urls = (
+        (f"{base}/jsonrpc/", "JSONRPC"),
+        (f"{base}/rest/", "HTTP+JSON"),
+        (f"127.0.0.1:{grpc_port}", "GRPC"),
+    )
     interfaces = [
         AgentInterface(url=url, protocol_binding=binding, protocol_version=version)
-        for url, binding in ((f"{base}/jsonrpc/", "JSONRPC"), (f"{base}/rest/", "HTTP+JSON"))
+        for url, binding in urls
         for version in ("1.0", "0.3")
     ]
-    interfaces.append(
-        AgentInterface(
-            url=f"127.0.0.1:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0"
-        )
-    )
     return AgentCard(
         name="simple-a2a ITK agent",
         description="Follows the A2A integration test kit's instructions (simple-a2a).",

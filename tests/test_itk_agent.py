@@ -134,13 +134,15 @@ def test_card_follows_the_kit_contract(agents: tuple[Agent, Agent]) -> None:
         ("JSONRPC", f"{a.url}/jsonrpc/", "0.3"),
         ("HTTP+JSON", f"{a.url}/rest/", "1.0"),
         ("HTTP+JSON", f"{a.url}/rest/", "0.3"),
-        ("GRPC", f"127.0.0.1:{a.grpc}", "1.0"),  # bare host:port; no 0.3 gRPC service yet
+        ("GRPC", f"127.0.0.1:{a.grpc}", "1.0"),  # bare host:port
+        ("GRPC", f"127.0.0.1:{a.grpc}", "0.3"),  # the same port: a2a.v1.A2AService beside it
     ]
     assert card["url"] == f"{a.url}/jsonrpc/" and card["preferredTransport"] == "JSONRPC"
     assert card["protocolVersion"].startswith("0.3")
     assert {(i["transport"], i["url"]) for i in card["additionalInterfaces"]} == {
         ("JSONRPC", f"{a.url}/jsonrpc/"),
         ("HTTP+JSON", f"{a.url}/rest/"),
+        ("GRPC", f"127.0.0.1:{a.grpc}"),
     }
 
 
@@ -222,6 +224,20 @@ def test_our_client_over_each_binding(agents: tuple[Agent, Agent], binding: str)
         assert client.interface is not None and client.interface.protocol_binding == binding
     assert isinstance(task, Task) and task.status.message is not None
     assert task.status.message.text == f"via {binding}"
+
+
+def test_a_0_3_reader_reaches_the_grpc_port(agents: tuple[Agent, Agent]) -> None:
+    """The card's 0.3 fields alone (a 0.3 client's view) lead to the same gRPC port, where our
+    client speaks 0.3's ``a2a.v1.A2AService``."""
+    a, _ = agents
+    card = httpx.get(a.url + "/.well-known/agent-card.json").json()
+    v03_only = {k: v for k, v in card.items() if k != "supportedInterfaces"}
+    with Client(v03_only, bindings=["GRPC"], timeout=60) as client:
+        task = client.send(_message(itk.respond("via 0.3 gRPC")))
+        assert client.interface is not None and client.protocol_version == "0.3"
+        assert client.interface.url == f"127.0.0.1:{a.grpc}"
+    assert isinstance(task, Task) and task.status.message is not None
+    assert task.status.message.text == "via 0.3 gRPC"
 
 
 def _chain(a: Agent, b: Agent, transport: str, **call: object) -> itk.Instruction:

@@ -36,7 +36,9 @@ class Served:
         await self.a2a.shutdown()
 
 
-async def start(card: Any = None, executor: Any = None, **options: Any) -> Served:
+async def start(
+    card: Any = None, executor: Any = None, *, v03: bool = True, **options: Any
+) -> Served:
     options.setdefault("push", PushSettings(allow_hosts=["127.0.0.1"], signing=None))
     a2a = A2AServer(card or make_card(pushNotifications=True), executor or TestAgent(), **options)
-    return Served(a2a, await serve_grpc(a2a, "127.0.0.1", 0))
+    return Served(a2a, await serve_grpc(a2a, "127.0.0.1", 0, v03=v03))

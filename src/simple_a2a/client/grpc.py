@@ -13,7 +13,13 @@ the typed :class:`~simple_a2a.protocol.errors.A2AError` (``status_code`` is the 
 equivalent); ``UNAVAILABLE`` is a :class:`ConnectError`, ``DEADLINE_EXCEEDED`` a timeout.
 
 A gRPC stream carries no event ids, so a resumed stream starts again from the task's snapshot.
-Only A2A 1.0 (``lf.a2a.v1.A2AService``) is spoken over gRPC.
+
+An interface with ``protocolVersion`` 0.3 (a 0.3 card's ``preferredTransport`` or
+``additionalInterfaces`` ``GRPC``) is spoken to as A2A 0.3's ``a2a.v1.A2AService``: the requests
+and results convert with :mod:`simple_a2a.protocol.grpc_v03`, the rpc names are 0.3's
+(``TaskSubscription``, ``GetAgentCard``), ListTasks has no 0.3 rpc, and errors are typed by
+ErrorInfo when the server sends one, else by the ``"TaskNotFoundError: ..."`` form of their
+message (the official SDKs' 0.3 servers), else by status code.
 """
 
 from __future__ import annotations
@@ -25,10 +31,11 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from simple_a2a.protocol import grpc_v03
 from simple_a2a.protocol.errors import A2AError
 from simple_a2a.protocol.telemetry import TELEMETRY, grpc_metadata
 
-from .errors import ClientTimeoutError, ConnectError, NegotiationError, TransportError
+from .errors import ClientTimeoutError, ConnectError, TransportError
 from .limits import ClientLimits
 from .transport import DEFAULT, SSEEvent, Transport, with_status
 
@@ -84,9 +91,12 @@ def _target(url: str) -> tuple[str, bool]:
 
 
 class GRPCTransport(Transport):
-    """gRPC (spec §10) to ``lf.a2a.v1.A2AService``; ``http`` only lends its default timeout."""
+    """gRPC (spec §10) to ``lf.a2a.v1.A2AService`` (0.3: ``a2a.v1.A2AService``); ``http`` only
+    lends its default timeout."""
 
     binding = "GRPC"
+    _request_to_v03 = staticmethod(grpc_v03.request_down)
+    _result_from_v03 = staticmethod(grpc_v03.result_up)
 
     def __init__(
         self,
@@ -99,11 +109,6 @@ class GRPCTransport(Transport):
         limits: ClientLimits | None = None,
     ) -> None:
         super().__init__(http, url, version=version, headers=headers, query=query, limits=limits)
-        if self.is_v03:
-            raise NegotiationError(
-                "A2A 0.3 over gRPC (a2a.v1.A2AService) is not supported; choose a JSONRPC or "
-                "HTTP+JSON interface (bindings=...)"
-            )
         self._grpc, self._codec = _grpc()
         self.target, self.secure = _target(url)
         # gRPC has no query string: query credentials (an API key) travel as metadata too.
@@ -117,7 +122,10 @@ class GRPCTransport(Transport):
 
     def _ensure_stub(self) -> Any:
         if self._stub is None:
-            from simple_a2a.protocol._grpc import a2a_pb2_grpc
+            if self.is_v03:
+                from simple_a2a.protocol._grpc_v03 import a2a_v03_pb2_grpc as stubs
+            else:
+                from simple_a2a.protocol._grpc import a2a_pb2_grpc as stubs
 
             # One message (an answer or a stream event) at most as large as an HTTP one.
             largest = max(self.limits.max_response_bytes, self.limits.max_event_bytes)
@@ -129,7 +137,7 @@ class GRPCTransport(Transport):
                 self._channel = grpc.aio.secure_channel(self.target, credentials, options)
             else:
                 self._channel = grpc.aio.insecure_channel(self.target, options)
-            self._stub = a2a_pb2_grpc.A2AServiceStub(self._channel)
+            self._stub = stubs.A2AServiceStub(self._channel)
         return self._stub
 
     async def aclose(self) -> None:
@@ -145,14 +153,20 @@ class GRPCTransport(Transport):
             timeout = timeout.read
         return float(timeout) if timeout is not None else None
 
+    def _rpc(self, operation: str) -> Any:
+        """The stub's method for an operation (0.3 names some rpcs differently)."""
+        name = grpc_v03.rpc_of(operation) if self.is_v03 else operation
+        return getattr(self._ensure_stub(), name)
+
     def _request(self, operation: str, request: dict[str, Any]) -> Any:
         codec = self._codec
-        return codec.to_message(request, codec.message_types(operation)[0])
+        wire = self._to_wire(operation, request)
+        return codec.to_message(wire, codec.message_types(operation, self.is_v03)[0])
 
     async def call(
         self, operation: str, request: dict[str, Any], *, timeout: Any = DEFAULT
     ) -> dict[str, Any]:
-        rpc = getattr(self._ensure_stub(), operation)
+        rpc = self._rpc(operation)
         try:
             reply = await rpc(
                 self._request(operation, request),
@@ -172,7 +186,7 @@ class GRPCTransport(Transport):
         last_event_id: str | None = None,
     ) -> AsyncIterator[SSEEvent]:
         """Stream events; ``timeout`` bounds the whole stream only when given as a number."""
-        rpc = getattr(self._ensure_stub(), operation)
+        rpc = self._rpc(operation)
         deadline = float(timeout) if isinstance(timeout, (int, float)) else None
         call = rpc(
             self._request(operation, request),

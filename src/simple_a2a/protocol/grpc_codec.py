@@ -3,7 +3,8 @@
 Our models speak ProtoJSON (``to_dict()``/``from_dict()``), which is exactly protobuf's canonical
 JSON mapping, so a model and a protobuf message of ``a2a.proto`` convert into each other through
 ``google.protobuf.json_format``. The message classes of each rpc come from the service descriptor
-of the generated code, so nothing here lists them twice.
+of the generated code, so nothing here lists them twice. A2A 0.3's service (``a2a.v1``, the
+``_grpc_v03`` code) has its own messages and rpc names (:mod:`simple_a2a.protocol.grpc_v03`).
 
 Errors (spec §10.6): a ``google.rpc.Status`` with the §5.4 gRPC code, the error's message and its
 details (``google.rpc.ErrorInfo``, ``google.rpc.BadRequest``) packed as ``Any``, carried in the
@@ -19,6 +20,7 @@ import importlib
 from functools import cache
 from typing import Any
 
+from . import grpc_v03
 from .errors import (
     BAD_REQUEST_TYPE,
     ERROR_INFO_TYPE,
@@ -30,6 +32,7 @@ from .errors import (
 
 INSTALL_HINT = "pip install 'simple-a2a[grpc]'"
 SERVICE = "lf.a2a.v1.A2AService"
+SERVICE_V03 = grpc_v03.SERVICE
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
 VERSION_KEY = "a2a-version"
 EXTENSIONS_KEY = "a2a-extensions"
@@ -62,9 +65,16 @@ _KNOWN_DETAILS = {
 
 
 @cache
-def message_types(operation: str) -> tuple[type[PbMessage], type[PbMessage]]:
-    """The protobuf (request, response) classes of an rpc of ``A2AService``."""
-    method = a2a_pb2.DESCRIPTOR.services_by_name["A2AService"].methods_by_name[operation]
+def message_types(operation: str, v03: bool = False) -> tuple[type[PbMessage], type[PbMessage]]:
+    """The protobuf (request, response) classes of an operation's rpc: in ``A2AService`` of
+    1.0, or with ``v03`` of 0.3 (:class:`UnsupportedOperationError` when 0.3 has none)."""
+    if v03:
+        from ._grpc_v03 import a2a_v03_pb2
+
+        service = a2a_v03_pb2.DESCRIPTOR.services_by_name["A2AService"]
+        method = service.methods_by_name[grpc_v03.rpc_of(operation)]
+    else:
+        method = a2a_pb2.DESCRIPTOR.services_by_name["A2AService"].methods_by_name[operation]
     return (
         message_factory.GetMessageClass(method.input_type),
         message_factory.GetMessageClass(method.output_type),
@@ -123,8 +133,16 @@ _FALLBACK_HTTP = {
 
 
 def error_from_status(code: str, message: str, details: list[dict[str, Any]]) -> A2AError:
-    """Rebuild the typed error from a gRPC status code name, message and details."""
+    """Rebuild the typed error from a gRPC status code name, message and details.
+
+    A message ``"TaskNotFoundError: <text>"`` (0.3 servers, :mod:`.grpc_v03`) names the error
+    when no ErrorInfo does, and its text is the error's message either way."""
     has_info = any(d.get("@type") == ERROR_INFO_TYPE for d in details)
+    named = grpc_v03.split_error_message(message)
+    if named is not None:
+        cls, message = named
+        if not has_info:
+            return cls(message or None)
     if not has_info and code == "NOT_FOUND":
         return TaskNotFoundError(message or None)
     if not has_info and code not in _FALLBACK_HTTP:
