@@ -11,8 +11,7 @@ import asyncio
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..auth.caller import scope_failure
 from ..protocol import errors as e
@@ -26,6 +25,7 @@ from .context import CallContext
 from .handler import RequestHandler
 from .http import (
     CURRENT_REQUEST,
+    Answer,
     call_context,
     header_map,
     json_bytes,
@@ -59,7 +59,7 @@ class JSONRPCBinding:
         response = await self.endpoint(Request(scope, receive))
         await response(scope, receive, send)
 
-    async def endpoint(self, request: Request) -> Response:
+    async def endpoint(self, request: Request) -> ASGIApp:
         media_type = response_media_type(request)
         refused = scope_failure(request.scope)  # the auth middleware's verdict (docs/auth.md)
         if refused is not None:  # refused before a large body is read or parsed (#16 item 8)
@@ -77,7 +77,7 @@ class JSONRPCBinding:
             return await self._batch(request, payload, media_type)
         return await self._single(request, payload, media_type)
 
-    async def _single(self, request: Request, payload: Any, media_type: str) -> Response:
+    async def _single(self, request: Request, payload: Any, media_type: str) -> ASGIApp:
         request_id = rpc.request_id_of(payload)
         call: CallContext | None = None
         req: rpc.JSONRPCRequest | None = None
@@ -91,25 +91,25 @@ class JSONRPCBinding:
                 return await self._streaming(request, op, req, call)
             result = await self._call(op, req.params, call)
             if req.is_notification:
-                return Response(status_code=204, headers=service_headers(call))
-            return Response(
+                return Answer(status_code=204, headers=service_headers(call))
+            return Answer(
                 _framed(req.id, result),
                 media_type=media_type,
                 headers=service_headers(call),
             )
         except e.A2AError as err:
             if req is not None and req.is_notification and _status(err) == 200:
-                return Response(status_code=204, headers=service_headers(call))  # JSON-RPC §4.1
+                return Answer(status_code=204, headers=service_headers(call))  # JSON-RPC §4.1
             return self._json(rpc.failure(request_id, err), media_type, call, _status(err))
         except Exception:
             log.exception("internal error in JSON-RPC request")
             if req is not None and req.is_notification:
-                return Response(status_code=204, headers=service_headers(call))
+                return Answer(status_code=204, headers=service_headers(call))
             return self._json(rpc.failure(request_id, e.InternalError()), media_type, call, 500)
 
     async def _streaming(
         self, request: Request, op: Operation, req: rpc.JSONRPCRequest, call: CallContext
-    ) -> Response:
+    ) -> ASGIApp:
         """A streaming method answers text/event-stream once its stream has started.
 
         An error known before that (an unknown or finished task, a capability refusal, invalid
@@ -164,7 +164,7 @@ class JSONRPCBinding:
 
         return render
 
-    async def _batch(self, request: Request, payload: list[Any], media_type: str) -> Response:
+    async def _batch(self, request: Request, payload: list[Any], media_type: str) -> ASGIApp:
         limits = self.handler.limits
         err: e.A2AError
         if not payload:
@@ -189,8 +189,8 @@ class JSONRPCBinding:
                 size += len(answer) + 1
                 answers.append(answer)
         if not answers:
-            return Response(status_code=204)
-        return Response(b"[" + b",".join(answers) + b"]", media_type=media_type)
+            return Answer(status_code=204)
+        return Answer(b"[" + b",".join(answers) + b"]", media_type=media_type)
 
     async def _batch_entry(self, request: Request, item: Any) -> bytes | None:
         """One entry's answer; ``None`` for a notification, which is never answered."""
@@ -218,8 +218,8 @@ class JSONRPCBinding:
         return None if req is not None and req.is_notification else json_bytes(failure)
 
     @staticmethod
-    def _json(obj: Any, media_type: str, call: CallContext | None, status: int) -> Response:
-        return Response(
+    def _json(obj: Any, media_type: str, call: CallContext | None, status: int) -> ASGIApp:
+        return Answer(
             json_bytes(obj),
             status_code=status,
             media_type=media_type,

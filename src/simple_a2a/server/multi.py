@@ -18,12 +18,11 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from ..protocol.rest import RouteNotFoundError
 from .app import EXACT_MOUNT, A2AServer, server
-from .http import json_bytes, route_path
+from .http import Answer, json_bytes, route_path
 from .limits import uvicorn_options as limits_uvicorn_options
 from .routing import serve_lifespan
 from .serving import run_uvicorn
@@ -91,9 +90,7 @@ class MultiServer:
             err = RouteNotFoundError(
                 f"no agent at {rel}; agents: {', '.join(sorted(self.servers))}"
             )
-            await Response(
-                json_bytes(err.to_rest()), status_code=404, media_type="application/json"
-            )(scope, receive, send)
+            await Answer(json_bytes(err.to_rest()), status_code=404)(scope, receive, send)
 
     def run(self, host: str = "127.0.0.1", port: int = 9292, **uvicorn_options: Any) -> None:
         """Serve every agent with uvicorn until interrupted (blocks); see ``A2AServer.run``."""

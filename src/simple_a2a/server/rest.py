@@ -16,8 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..protocol import errors as e
 from ..protocol import rest_v03
@@ -29,6 +28,7 @@ from ..protocol.versions import V03
 from .context import CallContext
 from .handler import RequestHandler
 from .http import (
+    Answer,
     call_context,
     json_bytes,
     read_json,
@@ -60,7 +60,7 @@ class RESTBinding:
         response = await self.dispatch(Request(scope, receive))
         await response(scope, receive, send)
 
-    async def dispatch(self, request: Request) -> Response:
+    async def dispatch(self, request: Request) -> ASGIApp:
         media_type = response_media_type(request)
         call: CallContext | None = None
         try:
@@ -89,7 +89,7 @@ class RESTBinding:
                 body = json_bytes(rest_v03.result_down(op.name, result.to_dict()))
             else:
                 body = bytes(result.to_json())
-            return Response(body, media_type=media_type, headers=service_headers(call))
+            return Answer(body, media_type=media_type, headers=service_headers(call))
         except e.A2AError as err:
             return error_response(err, media_type, call)
         except Exception:
@@ -134,7 +134,7 @@ def _renderer(op: Operation, call: CallContext) -> Any:
     return render
 
 
-def error_response(err: e.A2AError, media_type: str, call: CallContext | None) -> Response:
+def error_response(err: e.A2AError, media_type: str, call: CallContext | None) -> ASGIApp:
     """A ``google.rpc.Status`` body with the error's §5.4 HTTP status (spec §11.6); for a 0.3
     request also the ``type``/``message``/``code`` members 0.3 clients read."""
     headers = service_headers(call)
@@ -143,7 +143,7 @@ def error_response(err: e.A2AError, media_type: str, call: CallContext | None) -
     body = err.to_rest()
     if call is not None and call.version == V03:
         body |= rest_v03.error_extras(type(err).__name__, err.message, err.code)
-    return Response(
+    return Answer(
         json_bytes(body),
         status_code=err.http_status,
         media_type=media_type,

@@ -17,7 +17,6 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import NamedTuple
 
 from starlette.requests import Request
-from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..protocol import errors as e
@@ -30,7 +29,7 @@ from .rest import error_response
 log = library_logger("simple_a2a.server")
 
 #: A request/response endpoint of a fixed path (the card, the JWKS, metrics).
-Endpoint = Callable[[Request], Awaitable[Response]]
+Endpoint = Callable[[Request], Awaitable[ASGIApp]]
 Lifespan = Callable[[], contextlib.AbstractAsyncContextManager[None]]
 
 
@@ -52,6 +51,7 @@ class Route(NamedTuple):
 def _request_response(endpoint: Endpoint) -> ASGIApp:
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
+        response: ASGIApp
         try:
             response = await endpoint(request)
         except e.A2AError as err:
