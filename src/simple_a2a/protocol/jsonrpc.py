@@ -58,7 +58,10 @@ def success(request_id: RequestId, result: Any) -> dict[str, Any]:
 def result_frame(request_id: RequestId) -> tuple[bytes, bytes]:
     """The bytes around an already-encoded result: ``head + result + tail`` is the success
     response (the result is encoded once, not parsed back into a dict)."""
-    encoded = json.dumps(request_id, separators=(",", ":"), ensure_ascii=False).encode()
+    if type(request_id) is int:  # the common case, without the JSON encoder's set-up
+        encoded = b"%d" % request_id
+    else:
+        encoded = json.dumps(request_id, separators=(",", ":"), ensure_ascii=False).encode()
     return b'{"jsonrpc":"2.0","id":' + encoded + b',"result":', b"}"
 
 

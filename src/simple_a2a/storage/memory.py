@@ -9,12 +9,12 @@ import zlib
 from bisect import bisect_left, insort
 from collections import Counter, OrderedDict, deque
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ..protocol.models import Task, TaskPushNotificationConfig
 from ..protocol.reducer import is_final_event
 from ..protocol.requests import StreamResponse
-from ._common import ACTIVE_STATES, order_key, to_micros, utc_ms
+from ._common import ACTIVE_STATES, EPOCH, as_utc, order_key
 from ._leases import MemoryLeaseStore
 from .base import (
     ANY_OWNER,
@@ -41,8 +41,12 @@ def sort_key(task: Task) -> tuple[datetime, str]:
 
 
 def _ms(value: datetime | None) -> int:
-    """The order key's timestamp as integer milliseconds since the epoch (None: the epoch)."""
-    return to_micros(utc_ms(value)) // 1000
+    """The order key's timestamp as integer milliseconds since the epoch (None: the epoch);
+    floored like ``utc_ms``, in one datetime operation."""
+    return 0 if value is None else (as_utc(value) - EPOCH) // _MILLISECOND
+
+
+_MILLISECOND = timedelta(milliseconds=1)
 
 
 # A stored task's row: (version, owner, context_id, state, key ms, packed JSON or None).
