@@ -169,7 +169,7 @@ class RequestHandler:
                 await self.push.settle(ctx.task_id)
         if ctx.reply_message is not None and not ctx.committed:
             return trusted(rq.SendMessageResponse, message=ctx.reply_message)
-        stored = await self.tasks.get(ctx.task_id)
+        stored = await self.tasks.latest(ctx.task_id)
         task = stored.task if stored else ctx.task
         return trusted(
             rq.SendMessageResponse,

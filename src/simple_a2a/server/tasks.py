@@ -189,6 +189,18 @@ class TaskManager:
     async def get(self, task_id: str) -> StoredTask | None:
         return await self.storage.tasks.get(task_id)
 
+    async def latest(self, task_id: str) -> StoredTask | None:
+        """The snapshot this process last wrote for the task, else the stored one.
+
+        For answering the request that just wrote it (a blocking send): every write of this
+        process goes through :meth:`create` / :meth:`record`, so the remembered snapshot is the
+        state the request settled at, without a read back from the store (a thread hop on
+        SQLite, a round trip on PostgreSQL). Reads that must see other replicas' writes
+        (GetTask) use :meth:`get`.
+        """
+        stored = self._latest.get(task_id)
+        return stored if stored is not None else await self.storage.tasks.get(task_id)
+
     async def snapshot(self, task_id: str) -> tuple[Task, int] | None:
         """The task and the seq of the last event it reflects, consistently."""
         async with self._lock(task_id):
