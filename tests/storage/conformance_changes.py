@@ -23,8 +23,9 @@ from simple_a2a.protocol.models import (
 )
 from simple_a2a.protocol.reducer import apply_event
 from simple_a2a.protocol.requests import StreamResponse
+from simple_a2a.protocol.states import InvalidTransitionError
 from simple_a2a.server.tasks import TaskManager
-from simple_a2a.storage import ConcurrentUpdateError, Storage, TaskChange, TaskQuery
+from simple_a2a.storage import ConcurrentUpdateError, RecordStep, Storage, TaskChange, TaskQuery
 from simple_a2a.storage.base import FULL_CHANGE
 
 
@@ -197,3 +198,71 @@ class IncrementalUpdateConformance:
         stored = await storage.tasks.get("m")
         assert stored is not None and stored.task.to_json() == task.to_json()
         assert [s.task.to_json() for s in await storage.tasks.active_tasks()] == []
+
+    async def test_record_steps_writes_every_step_in_order(self, storage: Storage) -> None:
+        """``Storage.record_steps``: consecutive events with their snapshots and change hints;
+        versions count one per step, seqs follow the log."""
+        task = _start("rs")
+        await storage.record(task, StreamResponse(task=task), expected_version=None, owner="ann")
+        steps = []
+        for event in mixed_events():
+            after = apply_event(task, event)
+            steps.append(RecordStep(after, event, TaskChange.for_event(event, task, after)))
+            task = after
+        seqs = await storage.record_steps(steps, expected_version=1)
+        assert seqs == list(range(2, 2 + len(steps)))
+        stored = await storage.tasks.get("rs")
+        assert stored is not None
+        assert (stored.version, stored.owner) == (1 + len(steps), "ann")
+        assert stored.task.to_json() == task.to_json()
+        logged = await storage.events.read("rs", 1)
+        assert [e.event for e in logged] == [step.event for step in steps]
+
+    async def test_record_steps_refused_by_the_version_guard_writes_nothing(
+        self, storage: Storage
+    ) -> None:
+        if not storage.atomic_steps:
+            pytest.skip("a backend without atomic steps writes them one by one")
+        task = _start("rg")
+        await storage.record(task, StreamResponse(task=task), expected_version=None)
+        events = [status(TaskState.WORKING, "on it", 1), chunk("a", Part.from_text("x"))]
+        steps, before = [], task
+        for event in events:
+            after = apply_event(before, event)
+            steps.append(RecordStep(after, event, TaskChange.for_event(event, before, after)))
+            before = after
+        with pytest.raises(ConcurrentUpdateError):
+            await storage.record_steps(steps, expected_version=4)
+        await storage.record(steps[0].task, steps[0].event, expected_version=1)  # another writer
+        with pytest.raises(ConcurrentUpdateError):  # the batch was computed from version 1
+            await storage.record_steps(steps, expected_version=1)
+        assert await storage.events.last_seq("rg") == 2
+        stored = await storage.tasks.get("rg")
+        assert stored is not None and stored.version == 2
+        assert stored.task.to_json() == steps[0].task.to_json()
+
+    async def test_task_manager_records_several_events_at_once(self, storage: Storage) -> None:
+        """``TaskManager.record_all``: the events applied in turn, one write where the backend
+        can; an illegal event among them (the state machine) writes none of them."""
+        manager = TaskManager(storage)
+        seen: list[int] = []
+
+        async def hook(task_id: str, seq: int, event: StreamResponse, task: Task) -> None:
+            seen.append(seq)
+
+        manager.hooks.append(hook)
+        task = _start("ra")
+        await manager.create(task, owner=None)
+        events = list(mixed_events())
+        for event in events:
+            task = apply_event(task, event)
+        recorded, seq = await manager.record_all("ra", events)
+        assert recorded.to_json() == task.to_json() and seq == 1 + len(events)
+        assert seen == list(range(1, 2 + len(events)))  # each event notified with its seq
+        with pytest.raises(InvalidTransitionError):  # completed: no more artifacts
+            await manager.record_all(
+                "ra", [status(TaskState.WORKING), chunk("b", Part.from_text("y"))]
+            )
+        assert await storage.events.last_seq("ra") == 1 + len(events)
+        stored = await storage.tasks.get("ra")
+        assert stored is not None and stored.task.to_json() == task.to_json()

@@ -277,14 +277,16 @@ class TaskHandle:
         self._fenced = True
         self.changed.set()
 
-    async def record(self, event: StreamResponse) -> None:
+    async def record(self, *events: StreamResponse) -> None:
+        """Record events of this task in order: all of them or none (the state machine
+        checks each before anything is written; see ``TaskManager.record_all``)."""
         if self._fenced:
             raise TaskLostError(self._task.id)
         if self.reply_message is not None and not self._committed:
             raise TaskAnsweredError()  # a direct reply was the answer: the task is gone
         self._committed = True
         try:
-            self._task, _seq = await self._manager.record(self._task.id, event)
+            self._task, _seq = await self._manager.record_all(self._task.id, events)
         except TaskTerminalError:
             # Someone else ended the task (e.g. a CancelTask served by another replica):
             # learn its real state, so the executor sees it and stops cleanly.
@@ -305,43 +307,49 @@ class TaskHandle:
         """Hook: the task reached a terminal state outside this handle."""
 
     async def _set_state(self, state: TaskState, message: MessageLike | None) -> None:
+        await self.record(self._status_event(state, message))
+
+    def _status_event(self, state: TaskState, message: MessageLike | None) -> StreamResponse:
         msg = _as_message(message, self._task)
         build = _build(self._task)
-        await self.record(
-            build(
-                StreamResponse,
-                status_update=build(
-                    TaskStatusUpdateEvent,
-                    task_id=self._task.id,
-                    context_id=self.context_id,
-                    status=trusted_status(state, msg),
-                ),
-            )
+        event: StreamResponse = build(
+            StreamResponse,
+            status_update=build(
+                TaskStatusUpdateEvent,
+                task_id=self._task.id,
+                context_id=self.context_id,
+                status=trusted_status(state, msg),
+            ),
         )
+        return event
 
     async def _artifact(self, artifact: Artifact, append: bool, last_chunk: bool) -> None:
+        await self.record(self._artifact_event(artifact, append, last_chunk))
+
+    def _artifact_event(self, artifact: Artifact, append: bool, last_chunk: bool) -> StreamResponse:
         build = _build(self._task)
-        await self.record(
-            build(
-                StreamResponse,
-                artifact_update=build(
-                    TaskArtifactUpdateEvent,
-                    task_id=self._task.id,
-                    context_id=self.context_id,
-                    artifact=artifact,
-                    append=append or None,
-                    last_chunk=last_chunk or None,
-                ),
-            )
+        event: StreamResponse = build(
+            StreamResponse,
+            artifact_update=build(
+                TaskArtifactUpdateEvent,
+                task_id=self._task.id,
+                context_id=self.context_id,
+                artifact=artifact,
+                append=append or None,
+                last_chunk=last_chunk or None,
+            ),
         )
+        return event
 
     async def _finish(
         self, state: TaskState, artifacts: list[Artifact], message: MessageLike | None
     ) -> None:
         # No pre-check: the state machine (protocol/states.py) refuses, through the record.
-        for artifact in artifacts:
-            await self._artifact(artifact, False, False)
-        await self._set_state(state, message)
+        # The artifacts and the status in one write (one transaction on SQLite/PostgreSQL).
+        await self.record(
+            *(self._artifact_event(artifact, False, False) for artifact in artifacts),
+            self._status_event(state, message),
+        )
 
     async def _reply(self, content: MessageLike) -> None:
         if not self._committed and self.reply_message is None:

@@ -339,18 +339,18 @@ class RequestHandler:
             ), _busy)  # fmt: skip
         message = message.model_copy(update={"context_id": task.context_id})
         try:
-            task, seq = await self.tasks.record(task.id, StreamResponse(message=message))
+            events = [StreamResponse(message=message)]
             if rule is FollowUp.RESUME:
-                task, seq = await self.tasks.record(
-                    task.id,
+                events.append(
                     StreamResponse(
                         status_update=TaskStatusUpdateEvent(
                             task_id=task.id,
                             context_id=task.context_id or "",
                             status=status_now(TaskState.SUBMITTED),
                         )
-                    ),
+                    )
                 )
+            task, seq = await self.tasks.record_all(task.id, events)  # one write
         except BaseException:
             if not joins_local_work:
                 await self._release(task.id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from ..protocol._base import trusted
@@ -18,7 +18,14 @@ from ..protocol.logcontext import library_logger
 from ..protocol.models import FINAL_STATES, Task, TaskState
 from ..protocol.reducer import apply_event, is_final_event
 from ..protocol.requests import StreamResponse
-from ..storage.base import FULL_CHANGE, ConcurrentUpdateError, Storage, StoredTask, TaskChange
+from ..storage.base import (
+    FULL_CHANGE,
+    ConcurrentUpdateError,
+    RecordStep,
+    Storage,
+    StoredTask,
+    TaskChange,
+)
 
 log = library_logger("simple_a2a.server")
 
@@ -131,6 +138,17 @@ class TaskManager:
         :class:`~simple_a2a.protocol.states.TaskTerminalError`) for an illegal change
         (nothing is written then). Retries when another writer changed the task meanwhile.
         """
+        return await self.record_all(task_id, (event,))
+
+    async def record_all(self, task_id: str, events: Sequence[StreamResponse]) -> tuple[Task, int]:
+        """:meth:`record` for consecutive events (an executor's artifacts and its final
+        status): all or none of them, in one storage write when the backend can
+        (``Storage.atomic_steps``), else one write each. Returns the last task and seq."""
+        assert events, "no events to record"
+        if len(events) > 1 and not self.storage.atomic_steps:
+            for event in events:
+                task, seq = await self.record_all(task_id, (event,))
+            return task, seq
         async with self._lock(task_id):
             stored = self._latest.get(task_id)
             for _attempt in range(10):
@@ -138,28 +156,47 @@ class TaskManager:
                     stored = await self.storage.tasks.get(task_id)
                     if stored is None:
                         raise KeyError(task_id)
-                task = apply_event(stored.task, event)
-                # Only backends that write parts of a task use the hint (it compares histories).
-                change = (
-                    TaskChange.for_event(event, stored.task, task)
-                    if self.storage.tasks.accepts_change
-                    else None
-                )
-                task, change = self._trimmed(task, change)
+                steps = self._steps(stored.task, events)
                 try:
-                    version, seq = await self.storage.record(
-                        task, event, expected_version=stored.version, change=change
-                    )
+                    version, seqs = await self._write(steps, stored.version)
                 except (ConcurrentUpdateError, KeyError):
                     self._latest.pop(task_id, None)
                     stored = None  # someone else changed (or deleted) it: read it afresh
                     continue
+                task = steps[-1].task
                 self._remember(StoredTask(task, version, stored.owner))
                 break
             else:
                 raise ConcurrentUpdateError(f"task {task_id} kept changing; gave up")
-        await self._notify(task_id, seq, event, task)
-        return task, seq
+        for step, seq in zip(steps, seqs, strict=True):
+            await self._notify(task_id, seq, step.event, step.task)
+        return task, seqs[-1]
+
+    async def _write(self, steps: list[RecordStep], version: int) -> tuple[int, list[int]]:
+        """Store the steps; returns the task's new version and the events' seqs."""
+        if len(steps) == 1:  # the common case, with the one call every backend has
+            step = steps[0]
+            version, seq = await self.storage.record(
+                step.task, step.event, expected_version=version, change=step.change
+            )
+            return version, [seq]
+        return version + len(steps), await self.storage.record_steps(
+            steps, expected_version=version
+        )
+
+    def _steps(self, task: Task, events: Sequence[StreamResponse]) -> list[RecordStep]:
+        """Each event applied in turn (the state machine refuses an illegal one before anything
+        is written), with the change hint of backends that write parts of a task."""
+        steps = []
+        hint = self.storage.tasks.accepts_change
+        for event in events:
+            after = apply_event(task, event)
+            # Only backends that write parts of a task use the hint (it compares histories).
+            change = TaskChange.for_event(event, task, after) if hint else None
+            after, change = self._trimmed(after, change)
+            steps.append(RecordStep(after, event, change))
+            task = after
+        return steps
 
     def _trimmed(self, task: Task, change: TaskChange | None) -> tuple[Task, TaskChange | None]:
         """Bound the history a task keeps in storage (#16 item 3: a caller cannot make a task

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import abc
 import builtins
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import ClassVar, Final, Literal
@@ -106,6 +107,15 @@ class TaskChange:
 
 #: ``TaskChange()``: anything may have changed.
 FULL_CHANGE: Final = TaskChange()
+
+
+@dataclass(frozen=True)
+class RecordStep:
+    """One event of a task and the snapshot it leads to (:meth:`Storage.record_steps`)."""
+
+    task: Task
+    event: StreamResponse
+    change: TaskChange | None = None
 
 
 @dataclass(frozen=True)
@@ -396,6 +406,30 @@ class Storage(abc.ABC):
         else:
             version = await self.tasks.update(task, expected_version=expected_version)
         return version, await self.events.append(task.id, event)
+
+    #: :meth:`record_steps` writes all its steps or none of them. The task manager hands a
+    #: backend several events at once (an executor's artifacts and its final status) only then.
+    atomic_steps: ClassVar[bool] = False
+
+    async def record_steps(
+        self, steps: Sequence[RecordStep], *, expected_version: int
+    ) -> builtins.list[int]:
+        """Store consecutive events of one existing task, each with the snapshot it leads to
+        (versions ``expected_version + 1``, ``+ 2``, ...); returns the events' seqs.
+
+        ``expected_version`` guards the first step, as in :meth:`record`. This default makes
+        one :meth:`record` per step, which is atomic only for a backend that never suspends in
+        between (the memory store); one that writes them in one transaction overrides it and
+        sets :attr:`atomic_steps`.
+        """
+        seqs = []
+        version = expected_version
+        for step in steps:
+            version, seq = await self.record(
+                step.task, step.event, expected_version=version, change=step.change
+            )
+            seqs.append(seq)
+        return seqs
 
     async def close(self) -> None:  # noqa: B027 (optional hook)
         """Release connections. Idempotent."""

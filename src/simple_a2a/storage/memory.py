@@ -426,6 +426,9 @@ class MemoryPushCursorStore(PushCursorStore):
 class MemoryStorage(Storage):
     """Everything in process memory; lost on restart."""
 
+    # The default record_steps is atomic here: the memory stores never suspend while writing.
+    atomic_steps = True
+
     def __init__(self, max_events_per_task: int = 10_000) -> None:
         self.tasks = MemoryTaskStore()
         self.events = MemoryEventLog(max_events_per_task)

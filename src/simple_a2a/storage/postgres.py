@@ -39,7 +39,7 @@ import asyncio
 import builtins
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.logcontext import library_logger
@@ -70,6 +70,7 @@ from .base import (
     PushConfigStore,
     PushCursor,
     PushCursorStore,
+    RecordStep,
     Storage,
     StorageError,
     StoredTask,
@@ -561,6 +562,21 @@ class PostgresStorage(Storage):
             seq = await self._events.append_on(conn, task.id, event)
         await self._events.appended(task.id, seq)
         return version, seq
+
+    atomic_steps = True
+
+    async def record_steps(
+        self, steps: Sequence[RecordStep], *, expected_version: int
+    ) -> list[int]:
+        """All the steps in one transaction (one round trip of statements on one connection)."""
+        seqs = []
+        async with self._db.pool.acquire() as conn, conn.transaction():
+            for i, step in enumerate(steps):
+                await self._tasks.update_on(conn, step.task, expected_version + i, step.change)
+                seqs.append(await self._events.append_on(conn, step.task.id, step.event))
+        if seqs:
+            await self._events.appended(steps[0].task.id, seqs[-1])
+        return seqs
 
     async def close(self) -> None:
         await self._notifier.close()

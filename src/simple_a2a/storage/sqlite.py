@@ -38,7 +38,7 @@ from __future__ import annotations
 import builtins
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..protocol.models import Task, TaskPushNotificationConfig
@@ -71,6 +71,7 @@ from .base import (
     PushConfigStore,
     PushCursor,
     PushCursorStore,
+    RecordStep,
     Storage,
     StoredTask,
     TaskChange,
@@ -399,6 +400,33 @@ class SQLiteStorage(Storage):
         version, seq = await self._db.write(run)
         self._events.notify(task.id)
         return version, seq
+
+    atomic_steps = True
+
+    async def record_steps(
+        self, steps: Sequence[RecordStep], *, expected_version: int
+    ) -> list[int]:
+        """All the steps in one write (one savepoint of the writer's transaction): one trip
+        to the writer thread for an executor's artifacts and its final status."""
+        writes = [
+            (
+                SQLiteTaskStore.updating(step.task, expected_version + i, step.change),
+                self._events.appending(step.task.id, step.event),
+            )
+            for i, step in enumerate(steps)
+        ]
+
+        def run(conn: Conn) -> list[int]:
+            seqs = []
+            for store, append in writes:
+                store(conn)
+                seqs.append(append(conn))
+            return seqs
+
+        seqs = await self._db.write(run)
+        if steps:
+            self._events.notify(steps[0].task.id)
+        return seqs
 
     async def close(self) -> None:
         await self._notifier.close()
