@@ -113,3 +113,17 @@ def test_built_package_installs_and_runs_hello_world(dist: Path, tmp_path: Path,
     finally:
         agent.terminate()
         agent.communicate(timeout=30)
+
+
+def test_the_wheel_declares_the_cli_extra(dist: Path) -> None:
+    """click and rich are the ``cli`` extra of the built wheel, not core requirements."""
+    import zipfile
+
+    (wheel,) = dist.glob("*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        (name,) = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = zf.read(name).decode()
+    requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    assert "Provides-Extra: cli" in metadata.splitlines()
+    assert any(r.startswith("Requires-Dist: rich") and "extra == 'cli'" in r for r in requires)
+    assert not any(r.startswith("Requires-Dist: rich") and "extra" not in r for r in requires)
