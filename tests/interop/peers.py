@@ -53,10 +53,9 @@ def peer_agent(argv: list[str], name: str, port: int, cwd: Path | None = None) -
 @contextlib.contextmanager
 def sdk03_agent() -> Iterator[str]:
     """Run tests/interop/sdk03_agent.py with the 0.3.26 SDK; yield its base URL."""
-    port = free_port()
-    with peer_agent(
-        [sdk03_python(), str(HERE / "sdk03_agent.py"), str(port)], "SDK 0.3.26", port
-    ) as base:
+    port, grpc_port = free_port(), free_port()
+    argv = [sdk03_python(), str(HERE / "sdk03_agent.py"), str(port), str(grpc_port)]
+    with peer_agent(argv, "SDK 0.3.26", port) as base:
         yield base
 
 

@@ -1,7 +1,8 @@
 """The official Python SDK 0.3.26's demo agent, run as a process from ``.venv-sdk03``
-(``scripts/peers``): ``python sdk03_agent.py PORT``. Not imported by the test suite.
+(``scripts/peers``): ``python sdk03_agent.py PORT GRPC_PORT``. Not imported by the test suite.
 
-0.3 JSON-RPC at ``/rpc`` and 0.3 HTTP+JSON at ``/rest`` (``/rest/v1/...``), one handler,
+0.3 JSON-RPC at ``/rpc``, 0.3 HTTP+JSON at ``/rest`` (``/rest/v1/...``) and 0.3 gRPC
+(``a2a.v1.A2AService``, the SDK's ``GrpcHandler``) on ``127.0.0.1:GRPC_PORT``, one handler,
 push notifications sent by the SDK's own sender. The executor dispatches on the first word:
 ``count N`` (N artifact chunks), ``slow`` (works until canceled), ``reply X`` (a direct
 Message), anything else ``echo: <text>``.
@@ -14,10 +15,11 @@ import sys
 
 import httpx
 import uvicorn
+from a2a.grpc import a2a_pb2_grpc
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.apps import A2ARESTFastAPIApplication, A2AStarletteApplication
 from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
 from a2a.server.tasks import (
     BasePushNotificationSender,
     InMemoryPushNotificationConfigStore,
@@ -34,6 +36,8 @@ from a2a.types import (
     TextPart,
 )
 from a2a.utils import new_agent_text_message, new_task
+
+import grpc
 
 
 class DemoExecutor(AgentExecutor):
@@ -74,8 +78,8 @@ class DemoExecutor(AgentExecutor):
         await updater.update_status(TaskState.canceled, final=True)
 
 
-def main() -> None:
-    port = int(sys.argv[1])
+async def main() -> None:
+    port, grpc_port = int(sys.argv[1]), int(sys.argv[2])
     base = f"http://127.0.0.1:{port}"
     card = AgentCard(
         name="SDK 0.3.26 demo agent",
@@ -87,6 +91,7 @@ def main() -> None:
         additional_interfaces=[
             AgentInterface(url=f"{base}/rpc", transport="JSONRPC"),
             AgentInterface(url=f"{base}/rest", transport="HTTP+JSON"),
+            AgentInterface(url=f"127.0.0.1:{grpc_port}", transport="GRPC"),
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain"],
@@ -103,8 +108,16 @@ def main() -> None:
     app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler).build(rpc_url="/rest")
     jsonrpc = A2AStarletteApplication(agent_card=card, http_handler=handler)
     app.router.routes.extend(jsonrpc.routes(rpc_url="/rpc"))
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    rpc = grpc.aio.server()
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(card, handler), rpc)
+    rpc.add_insecure_port(f"127.0.0.1:{grpc_port}")
+    await rpc.start()  # before the card answers: the test waits for the card
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    try:
+        await uvicorn.Server(config).serve()
+    finally:
+        await rpc.stop(0)
 
 
 if __name__ == "__main__":
-    main()
+    asyncio.run(main())

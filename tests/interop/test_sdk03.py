@@ -1,5 +1,6 @@
-"""Interop with the official Python SDK 0.3.26, both directions, over 0.3 JSON-RPC and 0.3
-HTTP+JSON (issue 15). The SDK runs in its own venv (``scripts/peers``) as a real process:
+"""Interop with the official Python SDK 0.3.26, both directions, over 0.3 JSON-RPC, 0.3
+HTTP+JSON and 0.3 gRPC (``a2a.v1.A2AService``) (issue 15). The SDK runs in its own venv
+(``scripts/peers``) as a real process:
 
 - our client against the SDK's agent (tests/interop/sdk03_agent.py): send, get, multi-turn,
   a direct Message, stream, cancel, subscribe, push configs, push delivery, typed errors;
@@ -18,7 +19,12 @@ import pytest
 
 from simple_a2a import Message, Task, TaskNotFoundError, TaskState, TaskStatusUpdateEvent
 from simple_a2a.client import AsyncClient, afold
-from simple_a2a.protocol.errors import A2AError, InternalError, TaskNotCancelableError
+from simple_a2a.protocol.errors import (
+    A2AError,
+    InternalError,
+    MethodNotFoundError,
+    TaskNotCancelableError,
+)
 from simple_a2a.protocol.models import TaskPushNotificationConfig
 from simple_a2a.server import server
 from tests.interop.peers import run_sdk03_client, sdk03_agent
@@ -39,7 +45,7 @@ def their_agent() -> Iterator[str]:
         yield base
 
 
-@pytest.fixture(params=BINDINGS)
+@pytest.fixture(params=[*BINDINGS, "GRPC"])
 async def agent(request: pytest.FixtureRequest, their_agent: str) -> Any:
     async with AsyncClient(their_agent, bindings=[request.param]) as client:
         yield client
@@ -104,7 +110,7 @@ async def test_our_client_cancel_subscribe(agent: AsyncClient) -> None:
         await agent.cancel("missing")
 
 
-@pytest.mark.interop(**OURS, faults={"JSONRPC": "F1", "HTTP+JSON": "F4 F5"})
+@pytest.mark.interop(**OURS, faults={"JSONRPC": "F1", "HTTP+JSON": "F4 F5", "GRPC": "F6"})
 async def test_our_client_push_configs(agent: AsyncClient) -> None:
     task = await agent.send("echo push")
     assert isinstance(task, Task)
@@ -113,7 +119,17 @@ async def test_our_client_push_configs(agent: AsyncClient) -> None:
     assert created.id == "c1" and created.url == hook
     got = await agent.get_push_config(task.id, "c1")
     assert got.url == hook and got.token == "tok"
-    rest = agent.interface is not None and agent.interface.protocol_binding == "HTTP+JSON"
+    binding = agent.interface.protocol_binding if agent.interface is not None else None
+    if binding == "GRPC":
+        # Peer fault F6 (docs/interop.md): the SDK 0.3.26's GrpcHandler implements neither
+        # ListTaskPushNotificationConfig nor DeleteTaskPushNotificationConfig of its own
+        # a2a.v1 service: UNIMPLEMENTED "Method not implemented!", a MethodNotFoundError here.
+        with pytest.raises(MethodNotFoundError):
+            await agent.list_push_configs(task.id)
+        with pytest.raises(MethodNotFoundError):
+            await agent.delete_push_config(task.id, "c1")
+        return
+    rest = binding == "HTTP+JSON"
     if rest:
         # Peer fault (docs/interop.md): the SDK 0.3.26's REST list of push configs answers
         # HTTP 500 {"message": "unknown exception"}.
@@ -156,13 +172,14 @@ async def test_our_client_push_delivery(agent: AsyncClient) -> None:
 
 @pytest.fixture(scope="module")
 def our_server() -> Iterator[str]:
-    app = server(make_card(pushNotifications=True), TestAgent(), push=settings()).app
-    with serving(app) as base:
+    """Our agent over 0.3 JSON-RPC, HTTP+JSON and gRPC (its card lists all three for 0.3)."""
+    agent = server(make_card(pushNotifications=True), TestAgent(), push=settings())
+    with serving(agent.app, grpc_of=agent) as base:
         yield base
 
 
 @pytest.mark.interop(**THEIRS)
-@pytest.mark.parametrize("transport", BINDINGS)
+@pytest.mark.parametrize("transport", [*BINDINGS, "GRPC"])
 def test_their_client_every_operation(our_server: str, transport: str) -> None:
     receiver = Receiver()
     with serving(receiver.app) as hook_base:
@@ -183,11 +200,13 @@ def test_their_client_every_operation(our_server: str, transport: str) -> None:
     assert out["multi_turn"] is True
     assert out["reply"] == "reply: there"
     assert out["stream"] == ["completed"]
-    not_found = "-32001" if transport == "JSONRPC" else "404"
+    # typed errors: JSON-RPC codes, HTTP statuses, gRPC status codes (the SDK's gRPC client
+    # raises grpc's own error)
+    codes = {"JSONRPC": ("-32001", "-32002"), "HTTP+JSON": ("404", "400")}
+    not_found, not_cancelable = codes.get(transport, ("NOT_FOUND", "FAILED_PRECONDITION"))
     assert out["get_missing"].endswith(not_found)
     assert out["cancel"] == "canceled"
     assert out["subscribe"] == ["canceled"]
-    not_cancelable = "-32002" if transport == "JSONRPC" else "400"
     assert out["cancel_again"].endswith(not_cancelable), out
     assert out["set_push"] == "c1"
     assert out["get_push"] == hook_base + "/hook"

@@ -95,8 +95,11 @@ def user(text: str, **fields: Any) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """uvicorn on a free loopback port in a thread (module-scoped servers keep suites fast)."""
+def serving(app: Any, *, grpc_of: Any = None) -> Iterator[str]:
+    """uvicorn on a free loopback port in a thread (module-scoped servers keep suites fast).
+
+    ``grpc_of``: an ``A2AServer`` whose gRPC binding (1.0 and 0.3) is served too, on a free port
+    in the same event loop, started first so that the card lists it."""
     import socket
 
     with socket.socket() as sock:
@@ -105,11 +108,20 @@ def serving(app: Any) -> Iterator[str]:
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     )
-    thread = threading.Thread(target=server.run, daemon=True)
+
+    async def serve() -> None:
+        rpc = await grpc_of.grpc_server(0, "127.0.0.1") if grpc_of is not None else None
+        try:
+            await server.serve()
+        finally:
+            if rpc is not None:
+                await rpc.stop(0)
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
     while not server.started:
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("server did not start")
         time.sleep(0.01)
     try:
