@@ -1,5 +1,5 @@
 """Interop with the official JavaScript SDK ``@a2a-js/sdk`` 1.3.0 (issue 15), both directions,
-A2A 1.0 and 0.3 over JSON-RPC and HTTP+JSON, with real OS processes on loopback:
+A2A 1.0 and 0.3 over JSON-RPC, HTTP+JSON and gRPC, with real OS processes on loopback:
 
 - the SDK's client (tests/interop_js/client.mjs; 0.3: its ``compat/v0_3`` transports) against
   our server: one Node process per binding and version runs the whole scenario (card, send,
@@ -8,7 +8,8 @@ A2A 1.0 and 0.3 over JSON-RPC and HTTP+JSON, with real OS processes on loopback:
   below check;
 - our ``AsyncClient`` against an agent built from the SDK's server pieces
   (tests/interop_js/agent.mjs: DefaultRequestHandler, Express JSON-RPC and REST handlers with
-  the SDK's 0.3 compat layer on, which picks 0.3 or 1.0 per request by ``A2A-Version``).
+  the SDK's 0.3 compat layer on, which picks 0.3 or 1.0 per request by ``A2A-Version``, and
+  its gRPC services, ``lf.a2a.v1`` and the 0.3 ``a2a.v1``, on one port).
 
 ``scripts/js_sdk`` installs the pinned SDK with npm; without node, npm or network the tests skip
 and say why.
@@ -44,7 +45,7 @@ from tests.support.agents import TestAgent, cancel_while_subscribed, make_card, 
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "tests" / "interop_js"
-BINDINGS = ["JSONRPC", "HTTP+JSON"]
+BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 SETUPS = [(b, v) for v in ("1.0", "0.3") for b in BINDINGS]
 PEER = "JavaScript SDK 1.3.0"
 OURS = {"peer": PEER, "direction": "ours → theirs"}
@@ -75,8 +76,9 @@ def node() -> str:
 
 @pytest.fixture(scope="module")
 def our_server() -> Iterator[str]:
-    app = server(make_card(pushNotifications=True), TestAgent(), push=settings()).app
-    with serving(app) as base:
+    """Our agent over JSON-RPC, HTTP+JSON and gRPC, 1.0 and 0.3 (one card lists them all)."""
+    agent = server(make_card(pushNotifications=True), TestAgent(), push=settings())
+    with serving(agent.app, grpc_of=agent) as base:
         yield base
 
 
@@ -138,7 +140,8 @@ def test_their_client_discovers_and_sends(their_client: dict[str, Any]) -> None:
         # server answers -32601 method not found.
         assert "Method not found" in their_client["list"]["error"]["message"]
     else:
-        # The 0.3 a2a.proto has no ListTask: the SDK's 0.3 REST transport refuses it itself.
+        # The 0.3 a2a.proto has no ListTask: the SDK's 0.3 REST and gRPC transports refuse it
+        # themselves.
         assert failed(their_client, "list")["reason"] == "UNSUPPORTED_OPERATION"
 
 
@@ -222,10 +225,10 @@ def test_their_client_types_task_not_found(their_client: dict[str, Any]) -> None
 
 @pytest.fixture(scope="module")
 def their_agent(node: str) -> Iterator[str]:
-    """tests/interop_js/agent.mjs as a Node process, with the SDK's 0.3 compat layer on; yields
-    its base URL."""
+    """tests/interop_js/agent.mjs as a Node process, with the SDK's 0.3 compat layer on and its
+    gRPC services on a second port; yields its base URL."""
     port = free_port()
-    argv = [node, str(HERE / "agent.mjs"), str(port), "legacy"]
+    argv = [node, str(HERE / "agent.mjs"), str(port), "legacy", str(free_port())]
     with peer_agent(argv, "JS SDK", port, HERE) as base:
         yield base
 
@@ -272,6 +275,10 @@ async def test_our_client_lists_over_v03(binding: str, their_agent: str) -> None
     async with open_client(their_agent, binding, "0.3") as agent:
         task = await agent.send("echo listed")
         assert isinstance(task, Task) and agent.protocol_version == "0.3"
+        if binding == "GRPC":
+            with pytest.raises(UnsupportedOperationError):  # the 0.3 service has no ListTasks
+                await agent.list(context_id=task.context_id)
+            return
         if binding == "JSONRPC":
             with pytest.raises(MethodNotFoundError):  # 0.3 JSON-RPC has no tasks/list (§7.4)
                 await agent.list(context_id=task.context_id)

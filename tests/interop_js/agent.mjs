@@ -1,5 +1,6 @@
 // An A2A agent built from the official JS SDK's server pieces (@a2a-js/sdk/server, Express).
-//   node agent.mjs PORT [legacy]   (legacy: the SDK's v0.3 compat layer on every route)
+//   node agent.mjs PORT [legacy] [GRPC_PORT]   (legacy: the SDK's v0.3 compat layer on every
+//   route; GRPC_PORT: also gRPC on 127.0.0.1, lf.a2a.v1 and, with legacy, a2a.v1)
 // Card at /.well-known/agent-card.json; JSON-RPC at /a2a/jsonrpc, HTTP+JSON at /a2a/rest.
 // The executor behaves like tests/support/agents.py's TestAgent, on the first word of the text:
 // "slow" works until canceled (or 10 s), "steps N" streams N artifact chunks, "ask" requires
@@ -16,11 +17,16 @@ import {
   InMemoryTaskStore,
 } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { grpcService, A2AService } from '@a2a-js/sdk/server/grpc';
 import { createLegacyAwarePushNotificationSender } from '@a2a-js/sdk/compat/v0_3/server';
+import { legacyGrpcService, LegacyA2AService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
+import * as grpc from '@grpc/grpc-js';
 
 const port = Number(process.argv[2]);
 const legacyCompat = { enabled: process.argv[3] === 'legacy' };
+const grpcPort = Number(process.argv[4] ?? 0);
 const base = `http://127.0.0.1:${port}`;
+const grpcUrl = `127.0.0.1:${grpcPort}`;
 const card = AgentCard.fromJSON({
   name: 'JS SDK interop agent',
   description: 'echo, steps, ask, slow, reply',
@@ -35,6 +41,8 @@ const card = AgentCard.fromJSON({
           { url: `${base}/a2a/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
         ]
       : []),
+    ...(grpcPort ? [{ url: grpcUrl, protocolBinding: 'GRPC', protocolVersion: '1.0' }] : []),
+    ...(grpcPort && legacyCompat.enabled ? [{ url: grpcUrl, protocolBinding: 'GRPC', protocolVersion: '0.3' }] : []),
   ],
   capabilities: { streaming: true, pushNotifications: true },
   defaultInputModes: ['text/plain'],
@@ -174,4 +182,13 @@ const app = express();
 app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler, legacyCompat }));
 app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
 app.use('/a2a/rest', restHandler({ requestHandler: handler, userBuilder, legacyCompat }));
+if (grpcPort) {
+  // gRPC first: the test waits for the card, which then lists a listening gRPC interface.
+  const rpc = new grpc.Server();
+  rpc.addService(A2AService, grpcService({ requestHandler: handler, userBuilder }));
+  if (legacyCompat.enabled) rpc.addService(LegacyA2AService, legacyGrpcService({ requestHandler: handler, userBuilder }));
+  await new Promise((resolve, reject) =>
+    rpc.bindAsync(grpcUrl, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+  );
+}
 app.listen(port, '127.0.0.1', () => console.log(`listening ${base}`));

@@ -1,5 +1,5 @@
 // The official JS SDK's client (@a2a-js/sdk) running one scenario against an A2A agent.
-//   node client.mjs BASE_URL TRANSPORT [VERSION [HOOK]]   (TRANSPORT: JSONRPC or HTTP+JSON; VERSION:
+//   node client.mjs BASE_URL TRANSPORT [VERSION [HOOK]]   (TRANSPORT: JSONRPC, HTTP+JSON or GRPC; VERSION:
 //   1.0, the default, through ClientFactory, or 0.3 through the SDK's compat/v0_3 transports;
 //   HOOK: a webhook URL given with a message, for push delivery)
 // Prints one JSON object: for each step, {ok: true, value} or {ok: false, error}. The agent is
@@ -7,7 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { Client, ClientFactory, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { LegacyJsonRpcTransport, LegacyRestTransport, parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client';
+import { LegacyGrpcTransport } from '@a2a-js/sdk/compat/v0_3/client/grpc';
 import { A2AError, TaskNotFoundError } from '@a2a-js/sdk/errors';
 
 const [base, transport, version = '1.0', hook] = process.argv.slice(2);
@@ -33,14 +35,30 @@ async function step(name, fn) {
   return results[name].value;
 }
 
+// Requests carry every field the SDK's types require: its JSON transports tolerate missing
+// ones, but its gRPC transport encodes with ts-proto, which fails on a missing repeated field
+// ("message.extensions is not iterable") or number.
 function message(text, extra = {}) {
   return {
     messageId: randomUUID(),
+    contextId: '',
+    taskId: '',
     role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text } }],
+    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
     ...extra,
   };
 }
+const send = (msg, configuration = undefined) => ({ tenant: '', message: msg, configuration, metadata: undefined });
+const byId = (id) => ({ tenant: '', id, metadata: undefined });
+const configuration = (fields) => ({
+  acceptedOutputModes: [],
+  taskPushNotificationConfig: undefined,
+  returnImmediately: false,
+  ...fields,
+});
 
 const state = (task) => taskStateToJSON(task?.status?.state);
 const textOf = (parts) => (parts ?? []).map((p) => p.content?.value ?? '').join('');
@@ -73,11 +91,13 @@ async function legacyClient() {
   const entry = [{ url: raw.url, transport: raw.preferredTransport }, ...(raw.additionalInterfaces ?? [])].find(
     (i) => i.transport === transport,
   );
-  const Transport = transport === 'JSONRPC' ? LegacyJsonRpcTransport : LegacyRestTransport;
+  const Transport = { JSONRPC: LegacyJsonRpcTransport, 'HTTP+JSON': LegacyRestTransport, GRPC: LegacyGrpcTransport }[
+    transport
+  ];
   return new Client(new Transport({ endpoint: entry.url }), card);
 }
 const factory = new ClientFactory({
-  transports: [new JsonRpcTransportFactory(), new RestTransportFactory()],
+  transports: [new JsonRpcTransportFactory(), new RestTransportFactory(), new GrpcTransportFactory()],
   preferredTransports: [transport],
 });
 const client = await step('card', () => (version === '0.3' ? legacyClient() : factory.createFromUrl(base)));
@@ -87,60 +107,63 @@ if (!client) {
 }
 results.card.value = { transport: client.transport.protocolName, version: client.protocolVersion };
 
-const echo = await step('send', async () => summary(await client.sendMessage({ message: message('echo hi') })));
-await step('stream', () => collect(client.sendMessageStream({ message: message('steps 3') })));
-await step('get', async () => summary(await client.getTask({ id: echo?.id })));
+const echo = await step('send', async () => summary(await client.sendMessage(send(message('echo hi')))));
+await step('stream', () => collect(client.sendMessageStream(send(message('steps 3')))));
+await step('get', async () => summary(await client.getTask(byId(echo?.id))));
 await step('list', async () => {
   const page = await client.listTasks({
     // ts-proto's toJSON writes every enum field: the status filter must be given (UNSPECIFIED: none)
+    tenant: '',
     contextId: echo?.contextId,
     status: TaskState.TASK_STATE_UNSPECIFIED,
+    pageToken: '',
+    statusTimestampAfter: undefined,
   });
   return page.tasks.map((t) => t.id);
 });
-const asked = await step('ask', async () => summary(await client.sendMessage({ message: message('ask') })));
+const asked = await step('ask', async () => summary(await client.sendMessage(send(message('ask')))));
 await step('follow_up', async () =>
-  summary(await client.sendMessage({ message: message('ask large', { taskId: asked?.id, contextId: asked?.contextId }) })),
+  summary(await client.sendMessage(send(message('ask large', { taskId: asked?.id, contextId: asked?.contextId })))),
 );
 const slow = await step('slow', async () =>
-  summary(await client.sendMessage({ message: message('slow'), configuration: { returnImmediately: true } })),
+  summary(await client.sendMessage(send(message('slow'), configuration({ returnImmediately: true })))),
 );
 // SubscribeToTask while the task runs, then CancelTask: the stream ends with the canceled state.
 let subscribed = null;
 await step('subscribe_started', async () => {
-  subscribed = collect(client.resubscribeTask({ id: slow?.id }));
+  subscribed = collect(client.resubscribeTask(byId(slow?.id)));
+  subscribed.catch(() => {}); // awaited by the 'subscribe' step; no unhandled rejection before it
   await new Promise((r) => setTimeout(r, 300));
   return true;
 });
-await step('cancel', async () => summary(await client.cancelTask({ id: slow?.id })));
+await step('cancel', async () => summary(await client.cancelTask(byId(slow?.id))));
 await step('subscribe', () => subscribed);
-await step('subscribe_finished', () => collect(client.resubscribeTask({ id: echo?.id })));
-const config = { taskId: slow?.id, id: 'cfg-1', url: 'http://127.0.0.1:9/hook', token: 't0k' };
+await step('subscribe_finished', () => collect(client.resubscribeTask(byId(echo?.id))));
+const config = { tenant: '', taskId: slow?.id, id: 'cfg-1', url: 'http://127.0.0.1:9/hook', token: 't0k', authentication: undefined };
 await step('push_create', async () => {
   const made = await client.createTaskPushNotificationConfig(config);
   return { id: made.id, taskId: made.taskId, url: made.url, token: made.token };
 });
 await step('push_get', async () => {
-  const got = await client.getTaskPushNotificationConfig({ taskId: slow?.id, id: 'cfg-1' });
+  const got = await client.getTaskPushNotificationConfig({ tenant: '', taskId: slow?.id, id: 'cfg-1' });
   return { id: got.id, url: got.url };
 });
 await step('push_list', async () => {
-  const page = await client.listTaskPushNotificationConfig({ taskId: slow?.id });
+  const page = await client.listTaskPushNotificationConfig({ tenant: '', taskId: slow?.id, pageSize: 0, pageToken: '' });
   return page.configs.map((c) => c.id);
 });
 await step('push_delete', async () => {
-  await client.deleteTaskPushNotificationConfig({ taskId: slow?.id, id: 'cfg-1' });
-  const page = await client.listTaskPushNotificationConfig({ taskId: slow?.id });
+  await client.deleteTaskPushNotificationConfig({ tenant: '', taskId: slow?.id, id: 'cfg-1' });
+  const page = await client.listTaskPushNotificationConfig({ tenant: '', taskId: slow?.id, pageSize: 0, pageToken: '' });
   return page.configs.map((c) => c.id);
 });
-await step('get_missing', () => client.getTask({ id: 'no-such-task' }));
-await step('cancel_missing', () => client.cancelTask({ id: 'no-such-task' }));
-await step('subscribe_missing', () => collect(client.resubscribeTask({ id: 'no-such-task' })));
+await step('get_missing', () => client.getTask(byId('no-such-task')));
+await step('cancel_missing', () => client.cancelTask(byId('no-such-task')));
+await step('subscribe_missing', () => collect(client.resubscribeTask(byId('no-such-task'))));
 if (hook) {
   await step('push_delivery', async () => {
     const push = { tenant: '', id: 'hook-1', taskId: '', url: hook, token: 'hook-tok', authentication: undefined };
-    const configuration = { acceptedOutputModes: [], taskPushNotificationConfig: push, returnImmediately: false };
-    return summary(await client.sendMessage({ message: message('echo pushed'), configuration }));
+    return summary(await client.sendMessage(send(message('echo pushed'), configuration({ taskPushNotificationConfig: push }))));
   });
 }
 console.log(JSON.stringify(results));
