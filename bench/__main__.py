@@ -11,8 +11,11 @@ of the per-round paired ratios and their range, and the server's CPU time per re
 (utime + stime of its process over the measured window, from ``/proc/PID/stat``).
 
 Environment: ``BENCH_QUICK=1`` (5 rounds of 1 s per scenario), ``BENCH_RUNS``, ``BENCH_DURATION``,
-``BENCH_ONLY`` (comma-separated scenario-name prefixes), ``BENCH_LOOP``/``BENCH_HTTP`` (see
-``serve.py``), ``BENCH_TAG`` (a label stored in the JSON).
+``BENCH_ONLY`` (comma-separated scenario-name prefixes), ``BENCH_LOOP``/``BENCH_HTTP`` (the
+server stack of every server, see ``serve.py``), ``BENCH_STACKS`` (comma-separated
+``loop+http`` stacks, e.g. ``asyncio+h11,uvloop+httptools``: the first is the stack of the whole
+run, each further one repeats the request/response scenarios with every server on it, named
+``"<stack>: ..."``), ``BENCH_TAG`` (a label stored in the JSON).
 """
 
 from __future__ import annotations
@@ -54,6 +57,25 @@ FANOUT_EVENTS = 5 if QUICK else 10
 FANOUT_INTERVAL_MS = 200
 
 TASK_ID = "task-50"
+
+
+def _stacks() -> list[tuple[str, str]]:
+    """The (loop, http) stacks to measure: BENCH_STACKS, else BENCH_LOOP/BENCH_HTTP."""
+    names = [n for n in os.environ.get("BENCH_STACKS", "").split(",") if n]
+    if not names:
+        return [(os.environ.get("BENCH_LOOP", "asyncio"), os.environ.get("BENCH_HTTP", "h11"))]
+    stacks = []
+    for name in names:
+        loop, _, http = name.partition("+")
+        if loop not in ("asyncio", "uvloop") or http not in ("h11", "httptools"):
+            raise SystemExit(
+                f"BENCH_STACKS: {name!r} is not LOOP+HTTP (asyncio|uvloop, h11|httptools)"
+            )
+        stacks.append((loop, http))
+    return stacks
+
+
+STACKS = _stacks()
 
 MESSAGE = '{"messageId":"m-{ID}","role":"ROLE_USER","parts":[{"text":"hi"}]}'
 SEND_RPC = '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":' + MESSAGE + "}}"
@@ -98,6 +120,7 @@ class Server:
     name: str  #: label in the results
     kind: str  #: what bench.serve builds
     tasks: int = 0
+    stack: tuple[str, str] = STACKS[0]  #: (event loop, HTTP parser) of its uvicorn
     port: int = 0
     proc: subprocess.Popen[bytes] | None = None
     info: dict[str, Any] = field(default_factory=dict)
@@ -107,6 +130,7 @@ class Server:
         self.port = free_port()
         info = Path(tempfile.mkstemp(prefix="a2a-bench-info-")[1])
         env = {**os.environ, "BENCH_TASKS": str(self.tasks), "BENCH_INFO": str(info)}
+        env["BENCH_LOOP"], env["BENCH_HTTP"] = self.stack
         env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{ROOT / 'src'}"
         self.proc = subprocess.Popen(
             [PY, "-m", "bench.serve", self.kind, str(self.port)], cwd=ROOT, env=env
@@ -417,8 +441,9 @@ def machine() -> dict[str, Any]:
         "cpu": cpu,
         "python": platform.python_version(),
         "uvicorn": uvicorn.__version__,
-        "loop": os.environ.get("BENCH_LOOP", "asyncio"),
-        "http": os.environ.get("BENCH_HTTP", "h11"),
+        "loop": STACKS[0][0],
+        "http": STACKS[0][1],
+        "stacks": ["+".join(stack) for stack in STACKS],
         "wrk": subprocess.run(["wrk", "-v"], capture_output=True, text=True).stdout.split("\n")[0],
         "loadavg_at_end": os.getloadavg(),
     }
@@ -481,6 +506,24 @@ def main() -> None:
                 b.load("sqlite: SendMessage rpc c=32", "send-rpc", trio, 32)
         except Exception as exc:
             b.notes.append(f"sqlite: skipped ({exc})")
+
+    # Group 4: each further stack (BENCH_STACKS), the request/response scenarios again with
+    # every server, the ceiling included, on that stack.
+    for stack in STACKS[1:]:
+        label = "+".join(stack)
+        scenarios = [
+            (f"{label}: GetTask rpc c=32", "get-rpc", 32),
+            (f"{label}: SendMessage rpc c=1", "send-rpc", 1),
+            (f"{label}: SendMessage rpc c=32", "send-rpc", 32),
+            (f"{label}: SendMessage rest c=32", "send-rest", 32),
+        ]
+        if not any(b.wanted(name) for name, _, _ in scenarios):
+            continue
+        ceiling = Server("ceiling", "ceiling", 0, stack)
+        sdk, ours = Server("sdk", "sdk", SMALL, stack), Server("ours", "ours", SMALL, stack)
+        with group([ceiling, sdk, ours]):
+            for name, shape, connections in scenarios:
+                b.load(name, shape, [sdk, ours], connections, ceiling)
 
     report = {
         "tag": os.environ.get("BENCH_TAG", ""),
