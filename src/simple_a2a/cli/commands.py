@@ -30,7 +30,7 @@ from .errors import ExitCode, describe, exit_code_for, outcome_code
 from .inspector import inspect
 from .output import Output, StreamView
 
-__all__ = ["cli", "main"]
+__all__ = ["cli", "run"]
 
 DEFAULT_TIMEOUT = 30.0
 UVICORN_STARTUP_FAILURE = 3  # uvicorn's exit status when it cannot bind
@@ -434,6 +434,6 @@ def serve(
 cli.add_command(inspect)
 
 
-def main() -> None:
-    """The console script ``simple-a2a``."""
+def run() -> None:
+    """The command, once :func:`simple_a2a.cli.main` has found click and rich."""
     cli(prog_name="simple-a2a")
