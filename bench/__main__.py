@@ -10,12 +10,15 @@ server under test, and the raw ASGI ceiling, gets one ``wrk`` run; the report gi
 of the per-round paired ratios and their range, and the server's CPU time per request
 (utime + stime of its process over the measured window, from ``/proc/PID/stat``).
 
+``BENCH_STACKS=asyncio+h11,uvloop+httptools`` runs the request/response scenarios of the small
+store (the ceiling, GetTask, ListTasks, SendMessage) on each server stack (event loop + HTTP
+implementation) in the same rounds: one ceiling, SDK and ours per stack, one table per stack,
+results named ``"<stack>: ..."`` after the first stack's (``bench/stacks.py``); streams, fan-out,
+memory, the big store and SQLite run on the first stack only.
+
 Environment: ``BENCH_QUICK=1`` (5 rounds of 1 s per scenario), ``BENCH_RUNS``, ``BENCH_DURATION``,
-``BENCH_ONLY`` (comma-separated scenario-name prefixes), ``BENCH_LOOP``/``BENCH_HTTP`` (the
-server stack of every server, see ``serve.py``), ``BENCH_STACKS`` (comma-separated
-``loop+http`` stacks, e.g. ``asyncio+h11,uvloop+httptools``: the first is the stack of the whole
-run, each further one repeats the request/response scenarios with every server on it, named
-``"<stack>: ..."``), ``BENCH_TAG`` (a label stored in the JSON).
+``BENCH_ONLY`` (comma-separated scenario-name prefixes), ``BENCH_STACKS`` (default: the one stack
+``BENCH_LOOP`` + ``BENCH_HTTP``, see ``serve.py``), ``BENCH_TAG`` (a label stored in the JSON).
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.stacks import Stack, from_environment, spread, versus
+
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 RESULTS = BENCH / "results"
@@ -55,27 +60,9 @@ STREAM_REPEAT = 3 if QUICK else 5
 FANOUT_SUBSCRIBERS = int(os.environ.get("BENCH_SUBSCRIBERS", "1000"))
 FANOUT_EVENTS = 5 if QUICK else 10
 FANOUT_INTERVAL_MS = 200
+STACKS = from_environment()
 
 TASK_ID = "task-50"
-
-
-def _stacks() -> list[tuple[str, str]]:
-    """The (loop, http) stacks to measure: BENCH_STACKS, else BENCH_LOOP/BENCH_HTTP."""
-    names = [n for n in os.environ.get("BENCH_STACKS", "").split(",") if n]
-    if not names:
-        return [(os.environ.get("BENCH_LOOP", "asyncio"), os.environ.get("BENCH_HTTP", "h11"))]
-    stacks = []
-    for name in names:
-        loop, _, http = name.partition("+")
-        if loop not in ("asyncio", "uvloop") or http not in ("h11", "httptools"):
-            raise SystemExit(
-                f"BENCH_STACKS: {name!r} is not LOOP+HTTP (asyncio|uvloop, h11|httptools)"
-            )
-        stacks.append((loop, http))
-    return stacks
-
-
-STACKS = _stacks()
 
 MESSAGE = '{"messageId":"m-{ID}","role":"ROLE_USER","parts":[{"text":"hi"}]}'
 SEND_RPC = '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":' + MESSAGE + "}}"
@@ -120,7 +107,7 @@ class Server:
     name: str  #: label in the results
     kind: str  #: what bench.serve builds
     tasks: int = 0
-    stack: tuple[str, str] = STACKS[0]  #: (event loop, HTTP parser) of its uvicorn
+    stack: Stack = STACKS[0]
     port: int = 0
     proc: subprocess.Popen[bytes] | None = None
     info: dict[str, Any] = field(default_factory=dict)
@@ -130,7 +117,7 @@ class Server:
         self.port = free_port()
         info = Path(tempfile.mkstemp(prefix="a2a-bench-info-")[1])
         env = {**os.environ, "BENCH_TASKS": str(self.tasks), "BENCH_INFO": str(info)}
-        env["BENCH_LOOP"], env["BENCH_HTTP"] = self.stack
+        env.update(self.stack.env())
         env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{ROOT / 'src'}"
         self.proc = subprocess.Popen(
             [PY, "-m", "bench.serve", self.kind, str(self.port)], cwd=ROOT, env=env
@@ -157,6 +144,10 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} [{self.stack}]" if len(STACKS) > 1 else self.name
 
     @property
     def rss_kb(self) -> int:
@@ -280,14 +271,23 @@ class Bench:
         shape_name: str,
         servers: list[Server],
         connections: int,
-        ceiling: Server | None = None,
+        ceilings: list[Server] | None = None,
     ) -> None:
-        """Interleaved rounds of one request shape against several servers (and the ceiling).
+        """Interleaved rounds of one request shape against several servers (and the ceilings).
 
-        Each round runs ``wrk`` once per server; ratios are paired per round (ours/sdk and
-        ours/ceiling of the same round), so slow drift of a shared machine cancels out.
+        Each round runs ``wrk`` once per server, every stack's servers in the same round; ratios
+        are paired per round (ours/sdk and ours/ceiling of the same stack and round; each stack
+        against the first), so slow drift of a shared machine cancels out. One result per stack:
+        ``name`` on the first stack (as in a run of one stack), ``"<stack>: name"`` on the others;
+        ``BENCH_ONLY`` may match either.
         """
-        if not self.wanted(name):
+
+        def key(stack: Stack) -> str:
+            return name if stack == STACKS[0] else f"{stack}: {name}"
+
+        servers = [s for s in servers if self.wanted(name) or self.wanted(key(s.stack))]
+        ceilings = [s for s in ceilings or [] if self.wanted(name) or self.wanted(key(s.stack))]
+        if not servers and not ceilings:
             return
         shape = SHAPES[shape_name]
         ready: list[tuple[Server, Shape]] = []
@@ -295,14 +295,13 @@ class Bench:
             status, obj = server.request(shape.method, shape.path, shape.body)
             problem = shape.check(status, obj)
             if problem:
-                self.notes.append(f"{name}: {server.name} skipped ({problem[:160]})")
-                log(f"  {name}: {server.name} skipped: {problem[:300]}")
+                self.notes.append(f"{name}: {server.label} skipped ({problem[:160]})")
+                log(f"  {name}: {server.label} skipped: {problem[:300]}")
                 continue
             ready.append((server, shape))
-        if ceiling is not None:
-            ready.append((ceiling, SHAPES["ceiling"]))
-        runs: dict[str, list[dict[str, Any]]] = {s.name: [] for s, _ in ready}
-        growth: dict[str, list[int]] = {s.name: [0, 0] for s, _ in ready}
+        ready += [(ceiling, SHAPES["ceiling"]) for ceiling in ceilings]
+        runs: dict[str, list[dict[str, Any]]] = {s.label: [] for s, _ in ready}
+        growth: dict[str, list[int]] = {s.label: [0, 0] for s, _ in ready}
         for server, sh in ready:  # warm-up, not measured
             wrk(server, sh, connections, 1)
         for _ in range(RUNS):
@@ -311,22 +310,34 @@ class Bench:
                 run = wrk(server, sh, connections, DURATION)
                 cpu = server.cpu_s - cpu_before
                 run["cpu_us_per_request"] = cpu * 1e6 / run["requests"] if run["requests"] else 0
-                growth[server.name][0] += server.rss_kb - before
-                growth[server.name][1] += run["requests"]
-                runs[server.name].append(run)
+                growth[server.label][0] += server.rss_kb - before
+                growth[server.label][1] += run["requests"]
+                runs[server.label].append(run)
                 log(
-                    f"  {name:<22} {server.name:<16} {run['rps']:9.0f} req/s  "
+                    f"  {name:<22} {server.label:<30} {run['rps']:9.0f} req/s  "
                     f"p50 {run['p50_ms']:7.2f} ms  p99 {run['p99_ms']:7.2f} ms  "
                     f"cpu {run['cpu_us_per_request']:6.0f} us/req  err {run['errors']}"
                 )
-        entry = self.results.setdefault(name, {"kind": "load", "connections": connections})
+        by_stack: dict[Stack, dict[str, list[dict[str, Any]]]] = {}
         for server, _ in ready:
-            entry[server.name] = median_of(runs[server.name])
-            kb, requests = growth[server.name]
-            if shape_name.startswith("send") and requests and server is not ceiling:
-                entry[server.name]["rss_growth_bytes_per_request"] = kb * 1024 / requests
-        if "ours" in runs:
-            entry["paired"] = paired_ratios(runs)
+            by_stack.setdefault(server.stack, {})[server.name] = runs[server.label]
+        base = next(iter(by_stack), None)  # the first stack (servers are passed in its order)
+        for stack, mine in by_stack.items():
+            entry = self.results.setdefault(
+                key(stack),
+                {"kind": "load", "connections": connections, "scenario": name, "stack": stack.name},
+            )
+            for server, _ in ready:
+                if server.stack != stack:
+                    continue
+                entry[server.name] = median_of(runs[server.label])
+                kb, requests = growth[server.label]
+                if shape_name.startswith("send") and requests and server.kind != "ceiling":
+                    entry[server.name]["rss_growth_bytes_per_request"] = kb * 1024 / requests
+            if "ours" in mine:
+                entry["paired"] = paired_ratios(mine)
+            if base is not None and stack != base:
+                entry["vs_stack"] = {"stack": base.name, **versus(mine, by_stack[base])}
 
     def memory(self, servers: list[Server]) -> None:
         """Memory per task created through the protocol: RSS around FILL blocking SendMessages."""
@@ -376,10 +387,6 @@ def paired_ratios(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Per-round ratios of ours to the others: median and range over the rounds."""
     out: dict[str, Any] = {}
     ours = runs["ours"]
-
-    def spread(values: list[float]) -> dict[str, float]:
-        return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
     for other, theirs in runs.items():
         if other == "ours":
             continue
@@ -414,7 +421,7 @@ def group(servers: list[Server]) -> Any:
     class _Group:
         def __enter__(self) -> list[Server]:
             for s in servers:
-                log(f"starting {s.name} ({s.kind}, {s.tasks} tasks)")
+                log(f"starting {s.label} ({s.kind}, {s.tasks} tasks)")
                 s.start()
             return servers
 
@@ -441,9 +448,9 @@ def machine() -> dict[str, Any]:
         "cpu": cpu,
         "python": platform.python_version(),
         "uvicorn": uvicorn.__version__,
-        "loop": STACKS[0][0],
-        "http": STACKS[0][1],
-        "stacks": ["+".join(stack) for stack in STACKS],
+        "loop": STACKS[0].loop,  # of the first stack (the only one unless BENCH_STACKS lists more)
+        "http": STACKS[0].http,
+        "stacks": [stack.name for stack in STACKS],
         "wrk": subprocess.run(["wrk", "-v"], capture_output=True, text=True).stdout.split("\n")[0],
         "loadavg_at_end": os.getloadavg(),
     }
@@ -455,22 +462,23 @@ def main() -> None:
     started = time.monotonic()
     b = Bench()
 
-    # Group 1: an (almost) empty store. Reads and streams first: sends add tasks.
-    ceiling = Server("ceiling", "ceiling")
-    sdk = Server("sdk", "sdk", SMALL)
-    ours = Server("ours", "ours", SMALL)
-    with group([ceiling, sdk, ours]):
-        b.load("ceiling c=1", "ceiling", [ceiling], 1)
-        b.load("ceiling c=32", "ceiling", [ceiling], 32)
-        b.load("GetTask rpc c=32", "get-rpc", [sdk, ours], 32, ceiling)
-        b.load("GetTask rest c=32", "get-rest", [sdk, ours], 32, ceiling)
-        b.load("ListTasks rpc c=1", "list-rpc", [sdk, ours], 1)
+    # Group 1: an (almost) empty store, a ceiling, the SDK and ours per stack (BENCH_STACKS).
+    # Reads and streams first: sends add tasks. Streams and fan-out on the first stack only.
+    ceiling = [Server("ceiling", "ceiling", stack=stack) for stack in STACKS]
+    pairs = [Server(name, name, SMALL, stack) for stack in STACKS for name in ("sdk", "ours")]
+    sdk, ours = pairs[0], pairs[1]  # the first stack's
+    with group([*ceiling, *pairs]):
+        b.load("ceiling c=1", "ceiling", ceiling, 1)
+        b.load("ceiling c=32", "ceiling", ceiling, 32)
+        b.load("GetTask rpc c=32", "get-rpc", pairs, 32, ceiling)
+        b.load("GetTask rest c=32", "get-rest", pairs, 32, ceiling)
+        b.load("ListTasks rpc c=1", "list-rpc", pairs, 1)
         b.stream([sdk, ours])
         b.fanout([sdk, ours])
-        b.load("SendMessage rpc c=1", "send-rpc", [sdk, ours], 1, ceiling)
-        b.load("SendMessage rpc c=32", "send-rpc", [sdk, ours], 32, ceiling)
-        b.load("SendMessage rest c=1", "send-rest", [sdk, ours], 1, ceiling)
-        b.load("SendMessage rest c=32", "send-rest", [sdk, ours], 32, ceiling)
+        b.load("SendMessage rpc c=1", "send-rpc", pairs, 1, ceiling)
+        b.load("SendMessage rpc c=32", "send-rpc", pairs, 32, ceiling)
+        b.load("SendMessage rest c=1", "send-rest", pairs, 1, ceiling)
+        b.load("SendMessage rest c=32", "send-rest", pairs, 32, ceiling)
 
     # Group 1b: memory per task created through the protocol, on fresh servers.
     if b.wanted("memory"):
@@ -506,24 +514,6 @@ def main() -> None:
                 b.load("sqlite: SendMessage rpc c=32", "send-rpc", trio, 32)
         except Exception as exc:
             b.notes.append(f"sqlite: skipped ({exc})")
-
-    # Group 4: each further stack (BENCH_STACKS), the request/response scenarios again with
-    # every server, the ceiling included, on that stack.
-    for stack in STACKS[1:]:
-        label = "+".join(stack)
-        scenarios = [
-            (f"{label}: GetTask rpc c=32", "get-rpc", 32),
-            (f"{label}: SendMessage rpc c=1", "send-rpc", 1),
-            (f"{label}: SendMessage rpc c=32", "send-rpc", 32),
-            (f"{label}: SendMessage rest c=32", "send-rest", 32),
-        ]
-        if not any(b.wanted(name) for name, _, _ in scenarios):
-            continue
-        ceiling = Server("ceiling", "ceiling", 0, stack)
-        sdk, ours = Server("sdk", "sdk", SMALL, stack), Server("ours", "ours", SMALL, stack)
-        with group([ceiling, sdk, ours]):
-            for name, shape, connections in scenarios:
-                b.load(name, shape, [sdk, ours], connections, ceiling)
 
     report = {
         "tag": os.environ.get("BENCH_TAG", ""),

@@ -29,12 +29,67 @@ def _spread(value: Any, bold: bool = True) -> str:
     return f"{median} [{value['min']:.2f}-{value['max']:.2f}]"
 
 
+LOAD_HEADER = [
+    "| scenario | ours req/s | a2a-sdk req/s | ours/sdk | ours/memory | ours/ceiling "
+    "| CPU us/req ours / sdk / ceiling | ceiling CPU / ours | p50 ms ours / sdk "
+    "| p99 ms ours / sdk | ours p99/p50 |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+]
+
+
+def _load_row(name: str, r: dict[str, Any]) -> str:
+    ours = r.get("ceiling", {}) if name.startswith("ceiling") else r.get("ours", {})
+    sdk, ceiling, paired = r.get("sdk", {}), r.get("ceiling", {}), r.get("paired", {})
+    label = f"{name} (raw ASGI)" if name.startswith("ceiling") else name
+    return (
+        f"| {label} | {_f(ours.get('rps'))} | {_f(sdk.get('rps'))} "
+        f"| {_spread(paired.get('rps_vs_sdk'))} | {_spread(paired.get('rps_vs_memory'))} "
+        f"| {_spread(paired.get('rps_vs_ceiling'))} "
+        f"| {_f(ours.get('cpu_us_per_request'))} / {_f(sdk.get('cpu_us_per_request'))} "
+        f"/ {_f(ceiling.get('cpu_us_per_request'))} "
+        f"| {_spread(paired.get('cpu_vs_ceiling'))} "
+        f"| {_f(ours.get('p50_ms'), 2)} / {_f(sdk.get('p50_ms'), 2)} "
+        f"| {_f(ours.get('p99_ms'), 2)} / {_f(sdk.get('p99_ms'), 2)} "
+        f"| {_spread(paired.get('p99_over_p50'), bold=False)} |"
+    )
+
+
+def _stacks_table(loads: dict[str, dict[str, Any]], base: str) -> list[str]:
+    """Each later stack against the first, paired per round, server by server."""
+    lines = [
+        "",
+        f"Each stack against {base} in the same rounds (req/s this / {base}; CPU per request "
+        f"{base} / this: above 1.00x when this stack costs less):",
+        "",
+        "| scenario | stack | ours req/s | sdk req/s | ceiling req/s | ours CPU | sdk CPU "
+        "| ceiling CPU |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in loads.values():
+        vs = r.get("vs_stack")
+        if not vs:
+            continue
+        cells = [
+            _spread((vs.get(server) or {}).get(what), bold=False)
+            for what in ("rps", "cpu")
+            for server in ("ours", "sdk", "ceiling")
+        ]
+        lines.append(f"| {r.get('scenario')} | {r.get('stack')} | {' | '.join(cells)} |")
+    return lines
+
+
 def markdown(report: dict[str, Any]) -> str:
     results: dict[str, Any] = report["results"]
     m = report["machine"]
+    stacks: list[str] = m.get("stacks") or [f"{m['loop']}+{m['http']}"]
+    server = (
+        f"loop {m['loop']}, http {m['http']}"
+        if len(stacks) == 1
+        else f"stacks {', '.join(stacks)} (loop+http)"
+    )
     lines = [
         f"Machine: {m['nproc']} CPUs ({m['cpu']}), Python {m['python']}, uvicorn {m['uvicorn']} "
-        f"(loop {m['loop']}, http {m['http']}, 1 worker, access log off), {m['wrk']}; "
+        f"({server}, 1 worker, access log off), {m['wrk']}; "
         f"load average at the end {', '.join(f'{x:.1f}' for x in m.get('loadavg_at_end', []))}"
         " (a shared machine).",
         f"Rounds: {report['runs']} interleaved x {report['duration_s']} s per server"
@@ -46,29 +101,24 @@ def markdown(report: dict[str, Any]) -> str:
         "server process's utime+stime per request; *ceiling CPU / ours* is 1.00x when we cost "
         "no more than the raw ASGI app. Rows under *sqlite* compare our SQLite store (ours) "
         "with our memory store and the SDK's in-memory store in the same rounds.",
-        "",
-        "| scenario | ours req/s | a2a-sdk req/s | ours/sdk | ours/memory | ours/ceiling "
-        "| CPU us/req ours / sdk / ceiling | ceiling CPU / ours | p50 ms ours / sdk "
-        "| p99 ms ours / sdk | ours p99/p50 |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, r in results.items():
-        if r["kind"] != "load":
-            continue
-        ours = r.get("ceiling", {}) if name.startswith("ceiling") else r.get("ours", {})
-        sdk, ceiling, paired = r.get("sdk", {}), r.get("ceiling", {}), r.get("paired", {})
-        label = f"{name} (raw ASGI)" if name.startswith("ceiling") else name
-        lines.append(
-            f"| {label} | {_f(ours.get('rps'))} | {_f(sdk.get('rps'))} "
-            f"| {_spread(paired.get('rps_vs_sdk'))} | {_spread(paired.get('rps_vs_memory'))} "
-            f"| {_spread(paired.get('rps_vs_ceiling'))} "
-            f"| {_f(ours.get('cpu_us_per_request'))} / {_f(sdk.get('cpu_us_per_request'))} "
-            f"/ {_f(ceiling.get('cpu_us_per_request'))} "
-            f"| {_spread(paired.get('cpu_vs_ceiling'))} "
-            f"| {_f(ours.get('p50_ms'), 2)} / {_f(sdk.get('p50_ms'), 2)} "
-            f"| {_f(ours.get('p99_ms'), 2)} / {_f(sdk.get('p99_ms'), 2)} "
-            f"| {_spread(paired.get('p99_over_p50'), bold=False)} |"
+    if len(stacks) > 1:
+        lines[-1] += (
+            " Every stack's servers (ceiling, SDK, ours) ran in the same rounds; streams, "
+            f"fan-out, memory, the big store and SQLite ran on {stacks[0]} only."
         )
+    loads = {name: r for name, r in results.items() if r["kind"] == "load"}
+    for stack in stacks:
+        mine = {
+            r.get("scenario", name): r
+            for name, r in loads.items()
+            if r.get("stack", stacks[0]) == stack
+        }
+        if len(stacks) > 1:
+            lines += ["", f"### {stack}"]
+        lines += ["", *LOAD_HEADER, *(_load_row(name, r) for name, r in mine.items())]
+    if len(stacks) > 1:
+        lines += _stacks_table(loads, stacks[0])
     lines += ["", "| scenario | ours | a2a-sdk | ratio |", "|---|---:|---:|---:|"]
     for name, r in results.items():
         ours, sdk = r.get("ours", {}), r.get("sdk", {})
