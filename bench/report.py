@@ -119,7 +119,8 @@ def markdown(report: dict[str, Any]) -> str:
         lines += ["", *LOAD_HEADER, *(_load_row(name, r) for name, r in mine.items())]
     if len(stacks) > 1:
         lines += _stacks_table(loads, stacks[0])
-    lines += ["", "| scenario | ours | a2a-sdk | ratio |", "|---|---:|---:|---:|"]
+    header = ["", "| scenario | ours | a2a-sdk | ratio |", "|---|---:|---:|---:|"]
+    lines += header
     for name, r in results.items():
         ours, sdk = r.get("ours", {}), r.get("sdk", {})
         if r["kind"] == "stream":
@@ -156,6 +157,8 @@ def markdown(report: dict[str, Any]) -> str:
                 f"| {_f(ours.get('rss_growth_bytes_per_request'))} "
                 f"| {_f(sdk.get('rss_growth_bytes_per_request'))} | |"
             )
+    if lines[-len(header) :] == header:  # no row under it
+        del lines[-len(header) :]
     if report["notes"]:
         lines += ["", "Notes:", *[f"- {n}" for n in report["notes"]]]
     return "\n".join(lines) + "\n"
