@@ -115,6 +115,8 @@ def markdown(report: dict[str, Any]) -> str:
             if r.get("stack", stacks[0]) == stack
         }
         if len(stacks) > 1:
+            if not mine:
+                continue
             lines += ["", f"### {stack}"]
         lines += ["", *LOAD_HEADER, *(_load_row(name, r) for name, r in mine.items())]
     if len(stacks) > 1:
