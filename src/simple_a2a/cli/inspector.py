@@ -43,7 +43,7 @@ def inspect(
 
     from simple_a2a.inspector import inspector_app
 
-    from .main import DEFAULT_TIMEOUT, Settings
+    from .commands import DEFAULT_TIMEOUT, Settings
 
     assert isinstance(settings, Settings)
     if "://" not in url:

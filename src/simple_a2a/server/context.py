@@ -310,35 +310,26 @@ class TaskHandle:
         await self.record(self._status_event(state, message))
 
     def _status_event(self, state: TaskState, message: MessageLike | None) -> StreamResponse:
-        msg = _as_message(message, self._task)
-        build = _build(self._task)
-        event: StreamResponse = build(
-            StreamResponse,
-            status_update=build(
-                TaskStatusUpdateEvent,
-                task_id=self._task.id,
-                context_id=self.context_id,
-                status=trusted_status(state, msg),
-            ),
-        )
-        return event
+        status = trusted_status(state, _as_message(message, self._task))
+        return self._event("status_update", TaskStatusUpdateEvent, status=status)
 
     async def _artifact(self, artifact: Artifact, append: bool, last_chunk: bool) -> None:
         await self.record(self._artifact_event(artifact, append, last_chunk))
 
     def _artifact_event(self, artifact: Artifact, append: bool, last_chunk: bool) -> StreamResponse:
-        build = _build(self._task)
-        event: StreamResponse = build(
-            StreamResponse,
-            artifact_update=build(
-                TaskArtifactUpdateEvent,
-                task_id=self._task.id,
-                context_id=self.context_id,
-                artifact=artifact,
-                append=append or None,
-                last_chunk=last_chunk or None,
-            ),
+        return self._event(
+            "artifact_update",
+            TaskArtifactUpdateEvent,
+            artifact=artifact,
+            append=append or None,
+            last_chunk=last_chunk or None,
         )
+
+    def _event(self, kind: str, payload: type[Any], **fields: Any) -> StreamResponse:
+        """A StreamResponse of this task carrying ``kind`` (a status or an artifact update)."""
+        build = _build(self._task)
+        update = build(payload, task_id=self._task.id, context_id=self.context_id, **fields)
+        event: StreamResponse = build(StreamResponse, **{kind: update})
         return event
 
     async def _finish(
