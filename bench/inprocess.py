@@ -1,0 +1,114 @@
+"""What our code costs per request, without sockets: the bench echo agent's ASGI app called
+directly, in process (the tool behind round 4's in-process numbers in bench/README.md).
+
+    python -m bench.inprocess [WARMUP [CALLS]]       (defaults 1500 and 5000)
+
+Prints ``cpu_us_per_call`` (``time.process_time`` over the measured calls, after the warm-up).
+Settings (environment):
+
+- ``OP``: ``SendMessage`` (default) or ``GetTask`` (of one task created first), over JSON-RPC;
+- ``CONC``: concurrent callers (default 1); 32 reproduces what ``wrk -c32`` adds in process;
+- ``STORAGE``: a storage URL (``sqlite:///tmp/x.db``); default the memory store;
+- ``NOGC=1``: no garbage collection during the measured calls (what is code, what is GC);
+- ``NOPACK=1``: the memory store keeps every task and log as models (what packing costs).
+
+Instruction counts, repeatable to the instruction for the same code (timers such as the lease
+keeper's run more often under valgrind, so compare like with like)::
+
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null python -m bench.inprocess 1500 0
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null python -m bench.inprocess 1500 1000
+
+and divide the difference of the two totals by 1000. Run it from the checkout to measure (its
+``src`` first on ``PYTHONPATH`` to measure another worktree's code).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bench.agents import ours_app
+
+HEADERS = [
+    (b"host", b"127.0.0.1"),
+    (b"content-type", b"application/json"),
+    (b"a2a-version", b"1.0"),
+]
+
+
+def send_body(i: int) -> bytes:
+    message = {"messageId": f"m{i}", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": i, "method": "SendMessage", "params": {"message": message}}
+    ).encode()
+
+
+def get_body(task_id: str) -> Callable[[int], bytes]:
+    def body(i: int) -> bytes:
+        request = {"jsonrpc": "2.0", "id": i, "method": "GetTask", "params": {"id": task_id}}
+        return json.dumps(request).encode()
+
+    return body
+
+
+async def main(warmup: int, calls: int) -> float:
+    if os.environ.get("NOPACK"):
+        from simple_a2a.storage import memory
+
+        memory.MemoryTaskStore.__init__.__defaults__ = (10**9,)
+        memory.MemoryEventLog.__init__.__defaults__ = (10_000, 10**9)
+    app, populate = ours_app(os.environ.get("STORAGE") or None, 0)
+    await populate()
+    answers: list[bytes] = []
+
+    async def call(body: bytes) -> None:
+        messages: list[dict[str, Any]] = [{"type": "http.request", "body": body}]
+
+        async def receive() -> dict[str, Any]:
+            return messages.pop() if messages else {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.body":
+                answers.append(message.get("body", b""))
+
+        scope = {
+            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+            "scheme": "http", "path": "/", "raw_path": b"/", "root_path": "", "query_string": b"",
+            "headers": HEADERS, "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+        }  # fmt: skip
+        await app(scope, receive, send)
+
+    body = send_body
+    if os.environ.get("OP", "SendMessage") == "GetTask":
+        await call(send_body(0))
+        body = get_body(json.loads(answers[-1])["result"]["task"]["id"])
+    for i in range(warmup):
+        await call(body(i))
+    if os.environ.get("NOGC"):
+        gc.collect()
+        gc.disable()
+    concurrency = int(os.environ.get("CONC", "1"))
+
+    async def caller(k: int) -> None:
+        for i in range(warmup + k, warmup + calls, concurrency):
+            await call(body(i))
+
+    started = time.process_time()
+    await asyncio.gather(*(caller(k) for k in range(concurrency)))
+    spent = time.process_time() - started
+    gc.enable()
+    if calls and b'"TASK_STATE_COMPLETED"' not in answers[-1]:
+        raise SystemExit(f"unexpected answer: {answers[-1][:300]!r}")
+    return spent / calls * 1e6 if calls else 0.0
+
+
+if __name__ == "__main__":
+    warmup = int(sys.argv[1]) if len(sys.argv) > 1 else 1500
+    calls = int(sys.argv[2]) if len(sys.argv) > 2 else 5000
+    print(f"cpu_us_per_call={asyncio.run(main(warmup, calls)):.1f}")
