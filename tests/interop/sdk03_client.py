@@ -4,7 +4,12 @@ Not imported by the test suite.
 
 Runs every operation the SDK's 0.3 client has against the agent's card (the agent's echo/steps/
 slow/reply commands, tests/support/agents.py) and prints one JSON object: step → what came
-back, or ``"error: <class name>"`` when the step raised.
+back, or ``"error: <class name> <code>"`` when the step raised (over gRPC the SDK's client lets
+grpc's ``AioRpcError`` through: ``"error: AioRpcError <status> <error named by the message>"``).
+
+Over gRPC it also calls, through the SDK's own generated stub and protobuf messages
+(``a2a.grpc``), the rpcs its ``Client`` has no method for: list and delete push configs, and
+``GetAgentCard``.
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ async def step(results: dict[str, Any], name: str, coro: Any) -> Any:
         error = getattr(exc, "error", None)
         code = getattr(error, "code", None) or getattr(exc, "status_code", None)
         if isinstance(exc, grpc.aio.AioRpcError):  # the SDK's gRPC transport lets them through
-            code = exc.code().name
+            code = f"{exc.code().name} {(exc.details() or '').partition(':')[0]}"
         results[name] = f"error: {type(exc).__name__} {code}"
         return None
     return value
@@ -138,7 +143,44 @@ async def main(base: str, transport: str, hook: str) -> dict[str, Any]:
             got_push = await step(out, "get_push", unary.get_task_callback(params))
             if got_push is not None:
                 out["get_push"] = got_push.push_notification_config.url
+            if transport == "GRPC":
+                await grpc_stub_operations(out, card, unary, task.id, hook)
     return out
+
+
+async def grpc_stub_operations(
+    out: dict[str, Any], card: Any, unary: Any, task_id: str, hook: str
+) -> None:
+    """A second push config read back by its id, then what the SDK's ``Client`` lacks, through
+    its generated stub: list and delete push configs, ``GetAgentCard``."""
+    from a2a.grpc import a2a_pb2, a2a_pb2_grpc
+
+    second = TaskPushNotificationConfig(
+        task_id=task_id, push_notification_config=PushNotificationConfig(id="c2", url=hook)
+    )
+    await step(out, "set_push_2", unary.set_task_callback(second))
+    params = GetTaskPushNotificationConfigParams(id=task_id, push_notification_config_id="c2")
+    got = await step(out, "get_push_2", unary.get_task_callback(params))
+    if got is not None:
+        out["get_push_2"] = got.push_notification_config.id
+    url = next(i.url for i in card.additional_interfaces or [] if i.transport == "GRPC")
+    async with grpc.aio.insecure_channel(url) as channel:
+        stub = a2a_pb2_grpc.A2AServiceStub(channel)
+        listing = a2a_pb2.ListTaskPushNotificationConfigRequest(parent=f"tasks/{task_id}")
+        listed = await step(out, "list_push", stub.ListTaskPushNotificationConfig(listing))
+        if listed is not None:
+            out["list_push"] = sorted(c.push_notification_config.id for c in listed.configs)
+        name = f"tasks/{task_id}/pushNotificationConfigs/c1"
+        delete = a2a_pb2.DeleteTaskPushNotificationConfigRequest(name=name)
+        deleted = await step(out, "delete_push", stub.DeleteTaskPushNotificationConfig(delete))
+        if deleted is not None:
+            out["delete_push"] = "deleted"
+        listed = await step(out, "list_push_after", stub.ListTaskPushNotificationConfig(listing))
+        if listed is not None:
+            out["list_push_after"] = [c.push_notification_config.id for c in listed.configs]
+        answer = await step(out, "card", stub.GetAgentCard(a2a_pb2.GetAgentCardRequest()))
+        if answer is not None:
+            out["card"] = answer.name
 
 
 if __name__ == "__main__":

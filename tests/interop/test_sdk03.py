@@ -95,9 +95,9 @@ async def test_our_client_cancel_subscribe(agent: AsyncClient) -> None:
     await asyncio.wait_for(follower, 20)
     if ended:
         # Peer fault (docs/interop.md): the SDK 0.3.26's resubscribe stream sends no event for
-        # a running task and ends at the cancel without the final canceled event (JSON-RPC:
-        # our client resubscribes and the SDK refuses the finished task with -32602; HTTP+JSON:
-        # the SDK drops the connection mid-chunk).
+        # a running task and ends at the cancel without the final canceled event (JSON-RPC and
+        # gRPC: our client resubscribes and the SDK refuses the finished task as invalid params,
+        # "terminal state"; HTTP+JSON: the SDK drops the connection mid-chunk).
         assert "terminal state" in str(ended[0]) or "peer closed connection" in str(ended[0])
     else:
         assert seen
@@ -110,7 +110,9 @@ async def test_our_client_cancel_subscribe(agent: AsyncClient) -> None:
         await agent.cancel("missing")
 
 
-@pytest.mark.interop(**OURS, faults={"JSONRPC": "F1", "HTTP+JSON": "F4 F5", "GRPC": "F6"})
+@pytest.mark.interop(
+    **OURS, faults={"*": "F8", "JSONRPC": "F1", "HTTP+JSON": "F4 F5", "GRPC": "F6"}
+)
 async def test_our_client_push_configs(agent: AsyncClient) -> None:
     task = await agent.send("echo push")
     assert isinstance(task, Task)
@@ -119,6 +121,11 @@ async def test_our_client_push_configs(agent: AsyncClient) -> None:
     assert created.id == "c1" and created.url == hook
     got = await agent.get_push_config(task.id, "c1")
     assert got.url == hook and got.token == "tok"
+    second = await agent.create_push_config(task.id, hook + "2", config_id="c2")
+    assert second.id == "c2" and second.url == hook + "2"
+    # Peer fault F8 (docs/interop.md): asked for c2, the SDK 0.3.26 answers the task's first
+    # config; we hand back what the agent answered.
+    assert (await agent.get_push_config(task.id, "c2")).id == "c1"
     binding = agent.interface.protocol_binding if agent.interface is not None else None
     if binding == "GRPC":
         # Peer fault F6 (docs/interop.md): the SDK 0.3.26's GrpcHandler implements neither
@@ -136,7 +143,7 @@ async def test_our_client_push_configs(agent: AsyncClient) -> None:
         with pytest.raises(InternalError):
             await agent.list_push_configs(task.id)
     else:
-        assert [c.id for c in await agent.list_push_configs(task.id)] == ["c1"]
+        assert sorted(c.id for c in await agent.list_push_configs(task.id)) == ["c1", "c2"]
     if rest:
         # Peer fault (docs/interop.md): the SDK 0.3.26's REST app has no DELETE route for
         # push configs (0.3 a2a.proto: DELETE /v1/{name=tasks/*/pushNotificationConfigs/*}).
@@ -145,7 +152,23 @@ async def test_our_client_push_configs(agent: AsyncClient) -> None:
         return
     # The SDK answers the delete with no ``result`` (issue 15 item 4): read as success.
     await agent.delete_push_config(task.id, "c1")
-    assert await agent.list_push_configs(task.id) == []
+    assert [c.id for c in await agent.list_push_configs(task.id)] == ["c2"]
+
+
+@pytest.mark.interop(**OURS, binding="GRPC")
+async def test_our_client_reads_the_card_over_grpc(their_agent: str) -> None:
+    """0.3's GetAgentCard: the SDK 0.3.26's GrpcHandler answers its card there (the 0.3 proto:
+    "GetAgentCard returns the agent card"), although the card claims no extended one; the 0.3
+    proto's AgentCard reaches us as a 1.0 card whose interfaces are 0.3's."""
+    async with AsyncClient(their_agent, bindings=["GRPC"]) as client:
+        card = await client.extended_card()
+        assert client.interface is not None
+        url = client.interface.url
+    assert card.name == "SDK 0.3.26 demo agent"
+    assert card.capabilities.streaming and card.capabilities.push_notifications
+    assert [s.id for s in card.skills] == ["echo"]
+    grpc_ifaces = [i for i in card.supported_interfaces if i.protocol_binding == "GRPC"]
+    assert [(i.url, i.protocol_version) for i in grpc_ifaces] == [(url, "0.3")]
 
 
 @pytest.mark.interop(**OURS)
@@ -200,13 +223,22 @@ def test_their_client_every_operation(our_server: str, transport: str) -> None:
     assert out["multi_turn"] is True
     assert out["reply"] == "reply: there"
     assert out["stream"] == ["completed"]
-    # typed errors: JSON-RPC codes, HTTP statuses, gRPC status codes (the SDK's gRPC client
-    # raises grpc's own error)
+    # typed errors: JSON-RPC codes, HTTP statuses, gRPC status codes with the error named by
+    # the message, as 0.3 servers do (the SDK's gRPC client raises grpc's own error)
     codes = {"JSONRPC": ("-32001", "-32002"), "HTTP+JSON": ("404", "400")}
-    not_found, not_cancelable = codes.get(transport, ("NOT_FOUND", "FAILED_PRECONDITION"))
+    grpc_codes = ("NOT_FOUND TaskNotFoundError", "FAILED_PRECONDITION TaskNotCancelableError")
+    not_found, not_cancelable = codes.get(transport, grpc_codes)
     assert out["get_missing"].endswith(not_found)
     assert out["cancel"] == "canceled"
     assert out["subscribe"] == ["canceled"]
     assert out["cancel_again"].endswith(not_cancelable), out
     assert out["set_push"] == "c1"
     assert out["get_push"] == hook_base + "/hook"
+    if transport == "GRPC":  # through the SDK's own stub where its Client has no method
+        assert out["get_push_2"] == "c2"
+        assert out["list_push"] == ["c1", "c2"]
+        assert out["delete_push"] == "deleted"
+        assert out["list_push_after"] == ["c2"]
+        # 0.3 §7.10: GetAgentCard is the authenticated extended card, there only when the card
+        # says supportsAuthenticatedExtendedCard (ours does not)
+        assert out["card"].endswith("FAILED_PRECONDITION UnsupportedOperationError"), out
