@@ -37,8 +37,9 @@ class Served:
 
 
 async def start(
-    card: Any = None, executor: Any = None, *, v03: bool = True, **options: Any
+    card: Any = None, executor: Any = None, *, v03: bool = True, port: int = 0, **options: Any
 ) -> Served:
+    """Serve on ``port`` (0: a free one; give one when the card must name it beforehand)."""
     options.setdefault("push", PushSettings(allow_hosts=["127.0.0.1"], signing=None))
     a2a = A2AServer(card or make_card(pushNotifications=True), executor or TestAgent(), **options)
-    return Served(a2a, await serve_grpc(a2a, "127.0.0.1", 0, v03=v03))
+    return Served(a2a, await serve_grpc(a2a, "127.0.0.1", port, v03=v03))

@@ -2,7 +2,8 @@
 layer, both directions (issue 15 item 5; the SDK 0.3.26 peer is in tests/interop/test_sdk03.py):
 
 - the SDK's ``CompatGrpcTransport`` (``ClientFactory`` on a GRPC interface of protocol version
-  0.3) against our server's 0.3 service;
+  0.3) against our server's 0.3 service, also with the card as our server serves it, read by
+  the SDK's own card parser, and without that transport (F7: it speaks 1.0 to our port);
 - our client against the SDK's ``CompatGrpcHandler`` behind a 0.3 GRPC interface.
 """
 
@@ -13,7 +14,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from a2a.client import ClientConfig, ClientFactory
+from a2a.client import ClientConfig, ClientFactory, client_factory
+from a2a.client.card_resolver import parse_agent_card
 from a2a.compat.v0_3 import a2a_v0_3_pb2_grpc
 from a2a.compat.v0_3.grpc_handler import CompatGrpcHandler
 from a2a.helpers.proto_helpers import new_text_message
@@ -40,10 +42,12 @@ from google.protobuf import json_format
 import grpc
 from simple_a2a import AsyncClient
 from simple_a2a.protocol import errors as e
+from simple_a2a.protocol.card import AgentInterface as OurInterface
 from simple_a2a.protocol.models import Message, Task
 from simple_a2a.protocol.models import TaskState as OurState
 from tests.client.sdk_agent import DemoExecutor
-from tests.grpc.grpc_served import Served
+from tests.conftest import free_port
+from tests.grpc.grpc_served import Served, make_card, start
 
 PEER = "Python SDK 1.3.0"
 OURS = {"peer": PEER, "direction": "ours → theirs", "protocol": "0.3", "binding": "GRPC"}
@@ -159,6 +163,84 @@ async def test_sdk_client_cancel_subscribe_push_configs(served: Served) -> None:
         await streaming.close()
 
 
+@pytest.fixture
+async def served03() -> AsyncIterator[Served]:
+    """Our server whose card declares its gRPC interface 0.3 only (``a2a.v1`` on that port)."""
+    port = free_port()
+    grpc03 = OurInterface(url=f"127.0.0.1:{port}", protocol_binding="GRPC", protocol_version="0.3")
+    card = make_card(pushNotifications=True).model_copy(update={"supported_interfaces": [grpc03]})
+    served = await start(card, port=port)
+    try:
+        yield served
+    finally:
+        await served.close()
+
+
+def resolved_client(served: Served) -> Any:
+    """The SDK's client on our card as our server serves it (1.0 and 0.3 fields), read by the
+    SDK's own card parser."""
+    card = parse_agent_card(served.a2a.card_document("http://testserver"))
+    config = ClientConfig(
+        supported_protocol_bindings=["GRPC"],
+        streaming=False,
+        grpc_channel_factory=grpc.aio.insecure_channel,
+    )
+    return ClientFactory(config).create(card)
+
+
+@pytest.mark.interop(**THEIRS)
+async def test_sdk_client_resolves_our_card(served03: Served) -> None:
+    client = resolved_client(served03)
+    try:
+        assert type(client._transport).__name__ == "CompatGrpcTransport"
+        task = [ev async for ev in client.send_message(message("hello"))][-1].task
+        follow_up = SendMessageRequest(
+            message=new_text_message("more", context_id=task.context_id, role=Role.ROLE_USER)
+        )
+        again = [ev async for ev in client.send_message(follow_up)][-1].task
+        assert again.context_id == task.context_id and again.id != task.id
+        reply = [ev async for ev in client.send_message(message("reply hi"))][-1]
+        assert reply.message.parts[0].text == "reply: hi"
+        for cid in ("c1", "c2"):
+            url = f"http://127.0.0.1:9/{cid}"
+            config = TaskPushNotificationConfig(task_id=task.id, id=cid, url=url, token="tok")
+            assert (await client.create_task_push_notification_config(config)).id == cid
+        got = await client.get_task_push_notification_config(
+            GetTaskPushNotificationConfigRequest(task_id=task.id, id="c2")
+        )
+        assert (got.id, got.url, got.token) == ("c2", "http://127.0.0.1:9/c2", "tok")
+        listed = await client.list_task_push_notification_configs(
+            ListTaskPushNotificationConfigsRequest(task_id=task.id)
+        )
+        assert sorted(c.id for c in listed.configs) == ["c1", "c2"]
+        with pytest.raises(TaskNotFoundError):
+            await client.get_task_push_notification_config(
+                GetTaskPushNotificationConfigRequest(task_id="nope", id="c1")
+            )
+        with pytest.raises(TaskNotFoundError):
+            await client.cancel_task(CancelTaskRequest(id="nope"))
+    finally:
+        await client.close()
+
+
+@pytest.mark.interop(**THEIRS)
+async def test_sdk_client_without_its_03_transport(
+    served03: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """F7 as it happens: the factory without ``CompatGrpcTransport`` speaks 1.0 (``lf.a2a.v1``)
+    to our interface declared 0.3; our port serves both services, so the client still works."""
+    monkeypatch.setattr(client_factory, "CompatGrpcTransport", None)
+    client = resolved_client(served03)
+    try:
+        assert type(client._transport).__name__ == "GrpcTransport"
+        task = [ev async for ev in client.send_message(message("hello"))][-1].task
+        assert task.artifacts[0].parts[0].text == "echo: hello"
+        with pytest.raises(TaskNotFoundError):
+            await client.get_task(GetTaskRequest(id="nope"))
+    finally:
+        await client.close()
+
+
 # -- our client against the SDK's 0.3 gRPC server ----------------------------------------------
 
 
@@ -239,3 +321,23 @@ async def test_our_client_cancel_subscribe_push_configs(sdk_v03_server: AgentCar
         assert seen and seen[-1].status.state == OurState.CANCELED
         with pytest.raises(e.TaskNotCancelableError):
             await client.cancel(task.id)
+
+
+@pytest.mark.interop(**OURS)
+async def test_our_client_push_configs_by_id_and_missing(sdk_v03_server: AgentCard) -> None:
+    async with AsyncClient(json_format.MessageToDict(sdk_v03_server)) as client:
+        task = await client.send("hello")
+        hook = "http://127.0.0.1:9/hook"
+        await client.create_push_config(task.id, hook, config_id="c1", token="tok")
+        await client.create_push_config(task.id, hook + "2", config_id="c2")
+        got = await client.get_push_config(task.id, "c2")
+        assert (got.id, got.url) == ("c2", hook + "2")
+        assert sorted(c.id for c in await client.list_push_configs(task.id)) == ["c1", "c2"]
+        await client.delete_push_config(task.id, "c1")
+        assert [c.id for c in await client.list_push_configs(task.id)] == ["c2"]
+        with pytest.raises(e.TaskNotFoundError):
+            await client.get_push_config("nope", "c1")
+        with pytest.raises(e.TaskNotFoundError):
+            await client.cancel("nope")
+        with pytest.raises(e.UnsupportedOperationError):  # 0.3's gRPC service has no ListTasks
+            await client.list()
