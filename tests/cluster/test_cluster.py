@@ -31,6 +31,8 @@ from .support import (
 )
 
 Running = tuple[Cluster, RoundRobinProxy]
+# How long a CancelTask served by another replica may take to reach the owner's executor.
+CANCEL_HOOK_BOUND = 10.0
 
 
 def _owner(cluster: Cluster, task_id: str, timeout: float = 10) -> int:
@@ -137,9 +139,12 @@ def test_no_sticky_sessions_for_cancel(plain_cluster: Running, marks: Path) -> N
     assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
     mark = marks / f"cancel-{task['id']}"
     # Typically ~0.5-1 s (the lease is taken once a task has run 0.5 s; the owner checks its
-    # leased tasks every 0.5 s); 3 s leaves room for a loaded CI machine.
+    # leased tasks every 0.5 s). The bound is generous on purpose: on a loaded 2-core CI machine
+    # (other replicas starting, the interop peers' processes) 3 s was once not enough, and what
+    # this test proves is that the hook runs on the owner at all, not how fast a busy box is.
     while not mark.exists():
-        assert time.monotonic() - started < 3.0, "the cancel hook did not run on the owner"
+        waited = time.monotonic() - started
+        assert waited < CANCEL_HOOK_BOUND, "the cancel hook did not run on the owner"
         time.sleep(0.02)
     assert mark.read_text().split()[0] == str(runner.port)  # the hook ran where the task ran
     time.sleep(0.5)
