@@ -23,7 +23,8 @@ class TestMemoryStorage(StorageConformance):
 
 
 class TestMemoryStorageAllCold(StorageConformance):
-    """The same contract when every finished task and log is packed at once (hot set of one)."""
+    """The same contract when every finished task and log goes cold at once (hot set of one),
+    packed two at a time: both cold forms (raw in an open batch, packed) are exercised."""
 
     durable = False
 
@@ -32,6 +33,7 @@ class TestMemoryStorageAllCold(StorageConformance):
         def make(max_events_per_task: int = 10_000, **_: Any) -> Storage:
             storage = MemoryStorage(max_events_per_task=max_events_per_task)
             storage.tasks.hot = storage.events.hot = 1  # type: ignore[attr-defined]
+            storage.tasks._packer.batch = storage.events._packer.batch = 2  # type: ignore[attr-defined]
             return storage
 
         return make
@@ -49,7 +51,7 @@ async def test_a_cold_log_is_packed_replays_exactly_and_thaws_on_write() -> None
     from simple_a2a.protocol.requests import StreamResponse
     from simple_a2a.storage.memory import MemoryEventLog
 
-    log = MemoryEventLog(hot=1)
+    log = MemoryEventLog(hot=1, pack_batch=1)
     text = 'line one\nline "two" \u00e9\u6f22 \\n'  # raw newlines and escapes survive packing
     events = [
         StreamResponse(
@@ -69,7 +71,8 @@ async def test_a_cold_log_is_packed_replays_exactly_and_thaws_on_write() -> None
         await log.append("t1", event)
     await log.append("t2", events[1])  # t2 finishes: t1 leaves the hot set of one
     assert "t1" in log._cold and "t1" not in log._logs
-    assert len(log._cold["t1"]) < sum(len(e.to_json()) for e in events)
+    packed, index = log._cold["t1"]  # a batch of one, packed
+    assert index == 0 and len(packed) < sum(len(e.to_json()) for e in events)
     replay = await log.read("t1", 0)
     assert [e.seq for e in replay] == [1, 2]
     assert [e.event for e in replay] == events
@@ -80,3 +83,59 @@ async def test_a_cold_log_is_packed_replays_exactly_and_thaws_on_write() -> None
     assert [e.seq for e in await log.read("t1", 0)] == [1, 2, 3]
     await log.delete("t2")
     assert await log.read("t2", 0) == [] and await log.last_seq("t2") == 0
+
+
+def test_the_batch_packer_packs_a_full_batch_once_and_reads_each_document_back() -> None:
+    from simple_a2a.storage._packing import BatchPacker
+
+    packer = BatchPacker(batch=3)
+    docs = [b'{"n":%d,"text":"line\\none"}' % i for i in range(7)]
+    handles: dict[str, object] = {}
+    for i, doc in enumerate(docs):
+        sealed = packer.add(f"k{i}", doc)
+        handles[f"k{i}"] = doc  # raw while its batch is open
+        assert packer.read(doc) == doc
+        for key, raw, handle in sealed:
+            assert handles[key] is raw
+            handles[key] = handle
+    assert [type(h) for h in handles.values()] == [tuple] * 6 + [bytes]  # two batches sealed
+    assert handles["k0"][0] is handles["k2"][0] and handles["k3"][0] is not handles["k0"][0]  # type: ignore[index]
+    for i in (5, 0, 6, 3, 1, 4, 2):  # across batches, in any order
+        assert packer.read(handles[f"k{i}"]) == docs[i]  # type: ignore[arg-type]
+    assert len(handles["k0"][0]) < len(b"".join(docs[:3]))  # type: ignore[index]
+
+
+async def test_cold_tasks_changed_or_deleted_while_their_batch_is_open_keep_what_was_written() -> (
+    None
+):
+    """A task that goes cold, then is updated or deleted before its batch is packed, keeps the
+    update (or stays deleted): packing swaps in a handle only where the raw JSON still is."""
+    from simple_a2a.protocol.models import Message, Part, Role, Task, TaskState, TaskStatus
+    from simple_a2a.storage.memory import MemoryTaskStore
+
+    store = MemoryTaskStore(hot=1, pack_batch=4)
+
+    def task(i: int, state: TaskState = TaskState.SUBMITTED) -> Task:
+        message = Message(message_id=f"m{i}", role=Role.USER, parts=[Part.text(f"hello {i}")])
+        return Task(id=f"t{i}", context_id="c", status=TaskStatus(state=state), history=[message])
+
+    for i in range(6):
+        await store.create(task(i))
+    # cold: t0-t3 (packed together), t4 (raw, in the open batch); t5 is the hot one
+    assert isinstance(store._rows["t0"][5], tuple) and isinstance(store._rows["t4"][5], bytes)
+    stored = await store.get("t4")  # read back: hot again (t5 goes cold, into the open batch)
+    assert stored is not None and stored.task == task(4)
+    await store.update(task(4, TaskState.WORKING), expected_version=1)  # changed while open
+    assert await store.delete("t5")  # deleted while open
+    for i in range(6, 20):  # more cold tasks: the open batch (t4's, t5's) gets packed
+        await store.create(task(i))
+    assert isinstance(store._rows["t7"][5], tuple)
+    for i in range(20):
+        stored = await store.get(f"t{i}")
+        if i == 5:
+            assert stored is None
+            continue
+        assert stored is not None
+        expected = task(i, TaskState.WORKING if i == 4 else TaskState.SUBMITTED)
+        assert stored.task == expected, i
+        assert stored.version == (2 if i == 4 else 1)

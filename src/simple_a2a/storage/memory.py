@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
-import zlib
 from bisect import bisect_left, insort
 from collections import Counter, OrderedDict, deque
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from ..protocol.reducer import is_final_event
 from ..protocol.requests import StreamResponse
 from ._common import ACTIVE_STATES, EPOCH, as_utc, order_key
 from ._leases import MemoryLeaseStore
+from ._packing import BatchPacker, Cold
 from .base import (
     ANY_OWNER,
     ConcurrentUpdateError,
@@ -49,41 +49,11 @@ def _ms(value: datetime | None) -> int:
 _MILLISECOND = timedelta(milliseconds=1)
 
 
-# A stored task's row: (version, owner, context_id, state, key ms, packed JSON or None).
+# A stored task's row: (version, owner, context_id, state, key ms, cold form or None).
 # Only atoms, so the garbage collector stops tracking rows: 100,000 stored tasks cost the
-# collector nothing, and a cold task costs its packed JSON rather than a tree of models.
-_Row = tuple[int, "str | None", "str | None", str, int, "bytes | None"]
-
-# Cold tasks and event logs are kept as deflated JSON. A task's JSON is a few hundred bytes, too
-# little for deflate to find repeats in, so it starts from a preset dictionary of what every task
-# and event repeats (keys, enum values, the timestamp's shape): about 40 % of the raw size. Raw
-# deflate (negative window bits, no header or checksum) with a 4 KiB window keeps the
-# (de)compressor's set-up cheap; the most frequent strings come last, closest to the data.
-_ZDICT = (
-    b'"metadata":{"extensions":["referenceTaskIds":["mediaType":"application/json"'
-    b'"filename":"url":"raw":"data":{"name":"description":"lastChunk":true"append":true'
-    b'"TASK_STATE_FAILED""TASK_STATE_CANCELED""TASK_STATE_REJECTED""TASK_STATE_INPUT_REQUIRED"'
-    b'"TASK_STATE_AUTH_REQUIRED""TASK_STATE_WORKING"{"message":{"messageId":"ROLE_AGENT"'
-    b'{"task":{"id":"{"artifactUpdate":{"taskId":"{"statusUpdate":{"taskId":"'
-    b'"status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-01-01T00:00:00.000Z"}'
-    b'"artifacts":[{"artifactId":"","parts":[{"text":"'
-    b'"history":[{"messageId":"","contextId":"","taskId":"","role":"ROLE_USER","parts":[{"text":"'
-    b'"status":{"state":"TASK_STATE_COMPLETED","timestamp":"2026-'
-)
-_WBITS = -12
-# Priming a (de)compressor with the dictionary hashes all of it; a primed one is copied instead.
-_PACKER = zlib.compressobj(6, zlib.DEFLATED, _WBITS, 5, zlib.Z_DEFAULT_STRATEGY, _ZDICT)
-_UNPACKER = zlib.decompressobj(_WBITS, _ZDICT)
-
-
-def _pack(data: bytes) -> bytes:
-    packer = _PACKER.copy()
-    return packer.compress(data) + packer.flush()
-
-
-def _unpack(packed: bytes) -> bytes:
-    unpacker = _UNPACKER.copy()
-    return unpacker.decompress(packed) + unpacker.flush()
+# collector nothing, and a cold task costs its share of a packed batch rather than a tree of
+# models (storage/_packing.py).
+_Row = tuple[int, "str | None", "str | None", str, int, "Cold | None"]
 
 
 class MemoryTaskStore(TaskStore):
@@ -95,8 +65,9 @@ class MemoryTaskStore(TaskStore):
 
     accepts_change = True
 
-    def __init__(self, hot: int = 1024) -> None:
+    def __init__(self, hot: int = 1024, pack_batch: int = 32) -> None:
         self.hot = max(1, hot)
+        self._packer = BatchPacker(pack_batch)
         self._rows: dict[str, _Row] = {}
         self._models: OrderedDict[str, Task] = OrderedDict()
         self._order: builtins.list[tuple[int, str]] = []  # ascending; ListTasks walks backwards
@@ -111,7 +82,17 @@ class MemoryTaskStore(TaskStore):
             cold_id, cold = models.popitem(last=False)
             row = self._rows.get(cold_id)
             if row is not None and row[5] is None:
-                self._rows[cold_id] = (*row[:5], _pack(cold.to_json()))
+                doc = cold.to_json()
+                self._rows[cold_id] = (*row[:5], doc)
+                self._packed(self._packer.add(cold_id, doc))
+
+    def _packed(self, sealed: builtins.list[tuple[str, bytes, Cold]]) -> None:
+        """A batch was packed: its rows that still hold their raw JSON now hold the handle."""
+        rows = self._rows
+        for task_id, doc, handle in sealed:
+            row = rows.get(task_id)
+            if row is not None and row[5] is doc:  # not changed or deleted meanwhile
+                rows[task_id] = (*row[:5], handle)
 
     async def create(self, task: Task, *, owner: str | None = None) -> int:
         if task.id in self._rows:
@@ -146,7 +127,7 @@ class MemoryTaskStore(TaskStore):
         task = self._models.get(task_id)
         if task is None:
             assert row[5] is not None
-            task = Task.model_validate_json(_unpack(row[5]))
+            task = Task.model_validate_json(self._packer.read(row[5]))
         self._keep_hot(task_id, task)
         return task
 
@@ -253,18 +234,18 @@ def _time_out(waiter: asyncio.Future[bool]) -> None:
         waiter.set_result(False)
 
 
-def _pack_events(events: deque[LoggedEvent]) -> bytes:
-    """A finished task's log as one packed buffer: the first seq, then one JSON event a line.
+def _events_doc(events: deque[LoggedEvent]) -> bytes:
+    """A finished task's log as one document: the first seq, then one JSON event a line.
 
     Sequence numbers are contiguous, so the first is all a cold log needs to keep; JSON writes a
     newline inside a string as an escape, so a raw newline always ends an event.
     """
     first = events[0].seq if events else 0
-    return _pack(b"\n".join([b"%d" % first, *(e.event.to_json() for e in events)]))
+    return b"\n".join([b"%d" % first, *(e.event.to_json() for e in events)])
 
 
-def _unpack_events(packed: bytes) -> builtins.list[LoggedEvent]:
-    first, *lines = _unpack(packed).split(b"\n")
+def _events_of(doc: bytes) -> builtins.list[LoggedEvent]:
+    first, *lines = doc.split(b"\n")
     seq = int(first)
     return [
         LoggedEvent(seq + i, StreamResponse.model_validate_json(line))
@@ -277,24 +258,28 @@ class MemoryEventLog(EventLog):
 
     Each append wakes the task's current waiters (a future each), so a thousand subscribers cost
     one wake-up each and a slow one never blocks the writer. The logs of all but the ``hot``
-    most recently finished tasks are packed into one buffer each (decoded when replayed): a
-    finished task's log then costs a few hundred bytes rather than a deque of models.
+    most recently finished tasks become one document each, deflated ``pack_batch`` at a time
+    (decoded when replayed, storage/_packing.py): a finished task's log then costs about a
+    hundred bytes rather than a deque of models.
     """
 
-    def __init__(self, max_events_per_task: int = 10_000, hot: int = 1024) -> None:
+    def __init__(
+        self, max_events_per_task: int = 10_000, hot: int = 1024, pack_batch: int = 32
+    ) -> None:
         self.max_events_per_task = max_events_per_task
         self.hot = max(1, hot)
         self._logs: dict[str, _TaskEvents] = {}
-        self._cold: dict[str, bytes] = {}
+        self._cold: dict[str, Cold] = {}
+        self._packer = BatchPacker(pack_batch)
         self._finished: deque[str] = deque()
 
     def _log(self, task_id: str) -> _TaskEvents:
         log = self._logs.get(task_id)
         if log is None:
             log = self._logs[task_id] = _TaskEvents()
-            packed = self._cold.pop(task_id, None)
-            if packed is not None:  # written to or waited on after it cooled down: thaw it
-                log.events.extend(_unpack_events(packed))
+            cold = self._cold.pop(task_id, None)
+            if cold is not None:  # written to or waited on after it cooled down: thaw it
+                log.events.extend(_events_of(self._packer.read(cold)))
                 log.last = log.events[-1].seq if log.events else 0
         return log
 
@@ -320,14 +305,18 @@ class MemoryEventLog(EventLog):
         if log is None or log.waiters or not log.events:
             return  # gone, followed by someone, or emptied: it stays as it is
         del self._logs[task_id]
-        self._cold[task_id] = _pack_events(log.events)
+        doc = self._cold[task_id] = _events_doc(log.events)
+        cold = self._cold
+        for key, packed_doc, handle in self._packer.add(task_id, doc):
+            if cold.get(key) is packed_doc:  # not thawed or deleted meanwhile
+                cold[key] = handle
 
     def _events(self, task_id: str) -> Sequence[LoggedEvent]:
         log = self._logs.get(task_id)
         if log is not None:
             return log.events
-        packed = self._cold.get(task_id)
-        return () if packed is None else _unpack_events(packed)
+        cold = self._cold.get(task_id)
+        return () if cold is None else _events_of(self._packer.read(cold))
 
     async def read(self, task_id: str, after: int, limit: int | None = None) -> list[LoggedEvent]:
         events = self._events(task_id)
