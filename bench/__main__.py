@@ -19,6 +19,11 @@ memory, the big store and SQLite run on the first stack only.
 Environment: ``BENCH_QUICK=1`` (5 rounds of 1 s per scenario), ``BENCH_RUNS``, ``BENCH_DURATION``,
 ``BENCH_ONLY`` (comma-separated scenario-name prefixes), ``BENCH_STACKS`` (default: the one stack
 ``BENCH_LOOP`` + ``BENCH_HTTP``, see ``serve.py``), ``BENCH_TAG`` (a label stored in the JSON).
+
+``BENCH_BASELINE=/path/to/another/checkout`` adds that checkout's agent (its own ``bench.serve``
+and ``src``; ``git worktree add /tmp/base <rev>``) as server ``base`` to the rounds of group 1:
+the report then has a table of ours against it, paired per round — the before/after check of a
+change ("no regression"), immune to the drift between two separate runs.
 """
 
 from __future__ import annotations
@@ -61,6 +66,9 @@ FANOUT_SUBSCRIBERS = int(os.environ.get("BENCH_SUBSCRIBERS", "1000"))
 FANOUT_EVENTS = 5 if QUICK else 10
 FANOUT_INTERVAL_MS = 200
 STACKS = from_environment()
+#: another checkout whose agent runs as server "base" in group 1's rounds (see above)
+_BASELINE = os.environ.get("BENCH_BASELINE")
+BASELINE = Path(_BASELINE).resolve() if _BASELINE else None
 
 TASK_ID = "task-50"
 
@@ -112,15 +120,16 @@ class Server:
     proc: subprocess.Popen[bytes] | None = None
     info: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    root: Path = ROOT  #: the checkout whose bench.serve and src run (BENCH_BASELINE's for base)
 
     def start(self) -> None:
         self.port = free_port()
         info = Path(tempfile.mkstemp(prefix="a2a-bench-info-")[1])
         env = {**os.environ, "BENCH_TASKS": str(self.tasks), "BENCH_INFO": str(info)}
         env.update(self.stack.env())
-        env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{ROOT / 'src'}"
+        env["PYTHONPATH"] = f"{self.root}{os.pathsep}{self.root / 'src'}"
         self.proc = subprocess.Popen(
-            [PY, "-m", "bench.serve", self.kind, str(self.port)], cwd=ROOT, env=env
+            [PY, "-m", "bench.serve", self.kind, str(self.port)], cwd=self.root, env=env
         )
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
@@ -456,6 +465,16 @@ def machine() -> dict[str, Any]:
     }
 
 
+def _baseline_label() -> str | None:
+    """BENCH_BASELINE as ``path (commit)``, for the report."""
+    if BASELINE is None:
+        return None
+    rev = subprocess.run(
+        ["git", "-C", str(BASELINE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    return f"{BASELINE} ({rev or 'not a git checkout'})"
+
+
 def main() -> None:
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed: run bash bench/run (it installs it)")
@@ -467,6 +486,8 @@ def main() -> None:
     ceiling = [Server("ceiling", "ceiling", stack=stack) for stack in STACKS]
     pairs = [Server(name, name, SMALL, stack) for stack in STACKS for name in ("sdk", "ours")]
     sdk, ours = pairs[0], pairs[1]  # the first stack's
+    if BASELINE is not None:
+        pairs += [Server("base", "ours", SMALL, stack, root=BASELINE) for stack in STACKS]
     with group([*ceiling, *pairs]):
         b.load("ceiling c=1", "ceiling", ceiling, 1)
         b.load("ceiling c=32", "ceiling", ceiling, 32)
@@ -517,6 +538,7 @@ def main() -> None:
 
     report = {
         "tag": os.environ.get("BENCH_TAG", ""),
+        "baseline": _baseline_label(),
         "quick": QUICK,
         "runs": RUNS,
         "duration_s": DURATION,

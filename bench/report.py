@@ -78,6 +78,31 @@ def _stacks_table(loads: dict[str, dict[str, Any]], base: str) -> list[str]:
     return lines
 
 
+def _baseline_table(loads: dict[str, dict[str, Any]], baseline: str) -> list[str]:
+    """Ours against BENCH_BASELINE's agent ("base"), paired per round, scenario by scenario."""
+    lines = [
+        "",
+        f"Ours against the baseline {baseline} in the same rounds (req/s ours / base; CPU per "
+        "request base / ours: above 1.00x when ours costs less):",
+        "",
+        "| scenario | stack | ours req/s | base req/s | req/s ours / base | CPU us/req ours / base "
+        "| CPU base / ours |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in loads.values():
+        paired = r.get("paired", {})
+        if "rps_vs_base" not in paired:
+            continue
+        ours, base = r.get("ours", {}), r.get("base", {})
+        lines.append(
+            f"| {r.get('scenario')} | {r.get('stack')} | {_f(ours.get('rps'))} "
+            f"| {_f(base.get('rps'))} | {_spread(paired.get('rps_vs_base'))} "
+            f"| {_f(ours.get('cpu_us_per_request'))} / {_f(base.get('cpu_us_per_request'))} "
+            f"| {_spread(paired.get('cpu_vs_base'))} |"
+        )
+    return lines
+
+
 def markdown(report: dict[str, Any]) -> str:
     results: dict[str, Any] = report["results"]
     m = report["machine"]
@@ -121,6 +146,8 @@ def markdown(report: dict[str, Any]) -> str:
         lines += ["", *LOAD_HEADER, *(_load_row(name, r) for name, r in mine.items())]
     if len(stacks) > 1:
         lines += _stacks_table(loads, stacks[0])
+    if report.get("baseline"):
+        lines += _baseline_table(loads, report["baseline"])
     header = ["", "| scenario | ours | a2a-sdk | ratio |", "|---|---:|---:|---:|"]
     lines += header
     for name, r in results.items():
