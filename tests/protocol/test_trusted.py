@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from simple_a2a.protocol._base import format_timestamp, now, trusted
+from simple_a2a.protocol._base import format_timestamp, now, replaced, trusted
 from simple_a2a.protocol.models import (
     Artifact,
     Message,
@@ -73,6 +73,29 @@ def test_trusted_is_the_validated_object(cls: type[Any], fields: dict[str, Any])
     assert repr(fast) == repr(slow)
     assert fast.model_copy(update={}) == slow
     assert cls.model_validate_json(fast.to_json()) == cls.model_validate_json(slow.to_json())
+
+
+REPLACEMENTS: list[tuple[Any, dict[str, Any]]] = [
+    (TASK, {"status": TaskStatus(state=TaskState.COMPLETED, timestamp=TS), "history": []}),
+    (TASK, {"artifacts": [ART]}),
+    (Task(id="t", context_id="c", status=STATUS), {"metadata": {"k": 1}}),  # an unset field
+    (MSG, {"context_id": "c2", "task_id": None}),
+    (ART, {"artifact_id": "a2"}),
+]
+
+
+@pytest.mark.parametrize(("obj", "fields"), REPLACEMENTS)
+def test_replaced_is_model_copy_with_update(obj: Any, fields: dict[str, Any]) -> None:
+    fast = replaced(obj, **fields)
+    slow = obj.model_copy(update=fields)
+    assert type(fast) is type(slow)
+    assert fast.to_json() == slow.to_json()
+    assert list(fast.__dict__) == list(slow.__dict__)
+    assert fast.__dict__ == slow.__dict__
+    assert fast.model_fields_set == slow.model_fields_set
+    assert fast.model_dump(exclude_unset=True) == slow.model_dump(exclude_unset=True)
+    assert fast == slow and repr(fast) == repr(slow)
+    assert fast.__dict__ is not obj.__dict__ and fast.model_fields_set is not obj.model_fields_set
 
 
 def test_trusted_defaults_are_fresh() -> None:

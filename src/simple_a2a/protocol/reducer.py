@@ -7,6 +7,7 @@ the event, without mutating either, so a writer that lost a version race can sim
 
 from __future__ import annotations
 
+from ._base import replaced
 from .models import (
     FINAL_STATES,
     Artifact,
@@ -33,7 +34,7 @@ def apply_status(task: Task, status: TaskStatus, *, check: bool = True) -> Task:
         m.message_id == status.message.message_id for m in history[-1:]
     ):
         history = [*history, status.message]
-    return task.model_copy(update={"status": status, "history": history})
+    return replaced(task, status=status, history=history)
 
 
 def apply_artifact(task: Task, event: TaskArtifactUpdateEvent, *, check: bool = True) -> Task:
@@ -51,7 +52,7 @@ def apply_artifact(task: Task, event: TaskArtifactUpdateEvent, *, check: bool = 
             break
     else:
         artifacts.append(incoming)
-    return task.model_copy(update={"artifacts": artifacts})
+    return replaced(task, artifacts=artifacts)
 
 
 def _plain_text(part: Part) -> bool:
@@ -84,7 +85,7 @@ def _extend(existing: Artifact, chunk: Artifact) -> Artifact:
 
 def apply_message(task: Task, message: Message) -> Task:
     """A client's follow-up message joins the history."""
-    return task.model_copy(update={"history": [*task.history, message]})
+    return replaced(task, history=[*task.history, message])
 
 
 def apply_event(task: Task, event: StreamResponse, *, check: bool = True) -> Task:

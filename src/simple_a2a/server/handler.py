@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..protocol import errors as e
 from ..protocol import logcontext
 from ..protocol import requests as rq
-from ..protocol._base import trusted
+from ..protocol._base import replaced, trusted
 from ..protocol.card import AgentCard
 from ..protocol.logcontext import library_logger
 from ..protocol.models import (
@@ -283,7 +283,7 @@ class RequestHandler:
     ) -> Task:
         context_id = message.context_id or new_id()
         task_id = new_id()
-        message = message.model_copy(update={"context_id": context_id, "task_id": task_id})
+        message = replaced(message, context_id=context_id, task_id=task_id)
         # Not validated again (``trusted``): the ids are ours, the message and metadata were
         # validated with the request.
         task = trusted(
@@ -337,7 +337,7 @@ class RequestHandler:
             task = await claim_follow_up(self.leases, task, lambda: self._visible_task(
                 task.id, call
             ), _busy)  # fmt: skip
-        message = message.model_copy(update={"context_id": task.context_id})
+        message = replaced(message, context_id=task.context_id)
         try:
             events = [StreamResponse(message=message)]
             if rule is FollowUp.RESUME:

@@ -44,7 +44,10 @@ ACTIVE_STATES: tuple[str, ...] = (TaskState.SUBMITTED.value, TaskState.WORKING.v
 
 def as_utc(value: datetime) -> datetime:
     """An aware UTC datetime; a naive one is taken as UTC."""
-    if value.tzinfo is None:
+    tzinfo = value.tzinfo
+    if tzinfo is timezone.utc:  # what the server's own timestamps carry: nothing to convert
+        return value
+    if tzinfo is None:
         return value.replace(tzinfo=timezone.utc)
     return value.astimezone(timezone.utc)
 
