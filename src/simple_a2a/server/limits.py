@@ -164,6 +164,16 @@ _IDENTIFIERS = tuple(
     )
 )
 _NO_FIELDS: dict[str, object] = {}
+# Per request class, the paths whose first step is one of its fields (most requests have one).
+_PATHS_OF: dict[type, tuple[tuple[str, tuple[str, ...]], ...]] = {}
+
+
+def _paths_of(cls: type) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    fields = getattr(cls, "model_fields", None)
+    paths = _PATHS_OF[cls] = tuple(
+        (path, names) for path, names in _IDENTIFIERS if fields is None or names[0] in fields
+    )
+    return paths
 
 
 def check_identifiers(request: object) -> None:
@@ -173,7 +183,8 @@ def check_identifiers(request: object) -> None:
     the fuzz suite as a 500). The spec does not forbid it; no real id contains one, so it is
     invalid params here rather than a storage failure later.
     """
-    for path, names in _IDENTIFIERS:
+    paths = _PATHS_OF.get(type(request))
+    for path, names in _paths_of(type(request)) if paths is None else paths:
         value: object = request
         for name in names:
             # a model's fields live in its __dict__: a missing one costs no AttributeError
