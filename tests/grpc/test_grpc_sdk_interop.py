@@ -16,7 +16,7 @@ import pytest
 from a2a.client import ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import new_text_message
 from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
-from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore
+from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -42,6 +42,7 @@ from simple_a2a.protocol.models import Message, Task
 from simple_a2a.protocol.models import TaskState as OurState
 from tests.client.sdk_agent import DemoExecutor
 from tests.grpc.grpc_served import Served
+from tests.grpc.sdk_grpc_agent import sdk_grpc_agent
 
 PEER = "Python SDK 1.3.0"
 OURS = {"peer": PEER, "direction": "ours → theirs", "protocol": "1.0", "binding": "GRPC"}
@@ -146,31 +147,8 @@ async def test_sdk_client_push_configs(served: Served) -> None:
 
 @pytest.fixture
 async def sdk_server() -> AsyncIterator[AgentCard]:
-    server = grpc.aio.server()
-    port = server.add_insecure_port("127.0.0.1:0")
-    card = AgentCard(
-        name="SDK gRPC agent",
-        description="echo, count, slow, reply",
-        version="1.0.0",
-        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
-        default_input_modes=["text/plain"],
-        default_output_modes=["text/plain"],
-        supported_interfaces=[
-            AgentInterface(url=f"127.0.0.1:{port}", protocol_binding="GRPC", protocol_version="1.0")
-        ],
-    )
-    handler = DefaultRequestHandler(
-        agent_executor=DemoExecutor(),
-        task_store=InMemoryTaskStore(),
-        agent_card=card,
-        push_config_store=InMemoryPushNotificationConfigStore(),
-    )
-    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
-    await server.start()
-    try:
+    async with sdk_grpc_agent("SDK gRPC agent", "1.0") as card:
         yield card
-    finally:
-        await server.stop(0)
 
 
 def our_client(card: AgentCard) -> AsyncClient:

@@ -16,13 +16,8 @@ from typing import Any
 import pytest
 from a2a.client import ClientConfig, ClientFactory, client_factory
 from a2a.client.card_resolver import parse_agent_card
-from a2a.compat.v0_3 import a2a_v0_3_pb2_grpc
-from a2a.compat.v0_3.grpc_handler import CompatGrpcHandler
 from a2a.helpers.proto_helpers import new_text_message
-from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore
 from a2a.types import (
-    AgentCapabilities,
     AgentCard,
     AgentInterface,
     CancelTaskRequest,
@@ -45,9 +40,9 @@ from simple_a2a.protocol import errors as e
 from simple_a2a.protocol.card import AgentInterface as OurInterface
 from simple_a2a.protocol.models import Message, Task
 from simple_a2a.protocol.models import TaskState as OurState
-from tests.client.sdk_agent import DemoExecutor
 from tests.conftest import free_port
 from tests.grpc.grpc_served import Served, make_card, start
+from tests.grpc.sdk_grpc_agent import sdk_grpc_agent
 
 PEER = "Python SDK 1.3.0"
 OURS = {"peer": PEER, "direction": "ours → theirs", "protocol": "0.3", "binding": "GRPC"}
@@ -246,31 +241,8 @@ async def test_sdk_client_without_its_03_transport(
 
 @pytest.fixture
 async def sdk_v03_server() -> AsyncIterator[AgentCard]:
-    server = grpc.aio.server()
-    port = server.add_insecure_port("127.0.0.1:0")
-    card = AgentCard(
-        name="SDK 0.3 gRPC agent",
-        description="echo, count, slow, reply",
-        version="1.0.0",
-        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
-        default_input_modes=["text/plain"],
-        default_output_modes=["text/plain"],
-        supported_interfaces=[
-            AgentInterface(url=f"127.0.0.1:{port}", protocol_binding="GRPC", protocol_version="0.3")
-        ],
-    )
-    handler = DefaultRequestHandler(
-        agent_executor=DemoExecutor(),
-        task_store=InMemoryTaskStore(),
-        agent_card=card,
-        push_config_store=InMemoryPushNotificationConfigStore(),
-    )
-    a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(CompatGrpcHandler(handler), server)
-    await server.start()
-    try:
+    async with sdk_grpc_agent("SDK 0.3 gRPC agent", "0.3") as card:
         yield card
-    finally:
-        await server.stop(0)
 
 
 @pytest.mark.interop(**OURS)
