@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import pytest
 
 from simple_a2a.auth import BearerAuth
 from simple_a2a.server import Limits, server
@@ -234,3 +235,24 @@ def test_last_event_id_beyond_int64_refused(serve, tmp_path) -> None:  # type: i
         assert r.json()["error"]["code"] == -32602, r.text
         rest = httpx.get(f"{url}/tasks/{task_id}:subscribe", headers=huge)
         assert rest.status_code == 400 and "Last-Event-ID" in rest.text
+
+
+@pytest.mark.parametrize(
+    ("body", "walked"),
+    [
+        (b'{"id":1e400}', True),
+        (b"[1E+999]", True),
+        (b'{"x":[1,  -2.5e999]}', True),
+        (b"1e400", True),
+        (b'{"id":"11de71a8-95a3-4e12-b9ad-d3d3bd8519e1"}', False),  # the hex of an id
+        (b'{"contextId":"e500","text":"ab1e500"}', False),
+    ],
+)
+def test_only_a_number_literal_with_a_huge_exponent_sends_the_body_through_the_walk(
+    body: bytes, walked: bool
+) -> None:
+    """#16 item 4 checks every parsed number for infinity only when the body has a literal
+    that could overflow; ids in hex (a UUID often holds ``e`` and three digits) do not count."""
+    from simple_a2a.server.http import _HUGE_EXPONENT
+
+    assert bool(_HUGE_EXPONENT.search(body)) is walked

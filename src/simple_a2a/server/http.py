@@ -96,8 +96,10 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 _BODY_SIZE = "simple_a2a.body_size"
-#: a number literal too large for a float (``1e400``): parsed as infinity, which is not JSON
-_HUGE_EXPONENT = re.compile(rb"[eE]\+?\d{3,}")
+#: a number literal too large for a float (``1e400``): parsed as infinity, which is not JSON.
+#: Only where a number can start (after ``:``, ``,``, ``[`` or at the start), so the hex of an
+#: id (``"...-4e123..."``) does not send every such request through the walk of ``_finite``.
+_HUGE_EXPONENT = re.compile(rb"(?:^|[:,\[])\s*-?\d+(?:\.\d+)?[eE]\+?\d{3,}")
 
 
 def _parse_json(body: bytes) -> Any:
