@@ -10,7 +10,14 @@ import pytest
 from simple_a2a import AsyncClient
 from simple_a2a.auth import APIKeyAuth
 from simple_a2a.protocol.card import AgentCard
-from simple_a2a.protocol.logcontext import FIELDS, bind, current, library_logger, reset
+from simple_a2a.protocol.logcontext import (
+    FIELDS,
+    bind,
+    bind_deferred,
+    current,
+    library_logger,
+    reset,
+)
 from simple_a2a.server import server
 
 CARD = AgentCard.from_dict(
@@ -53,4 +60,32 @@ def test_fields_default_to_none_and_explicit_extra_wins(
     assert all(getattr(outside, name) is None for name in FIELDS)
     assert inside.a2a_operation == "GetTask"  # type: ignore[attr-defined]
     assert inside.a2a_task_id == "explicit"  # type: ignore[attr-defined]
+    assert current() == {}
+
+
+def test_deferred_fields_are_worked_out_once_and_only_when_read() -> None:
+    """The server binds each request's fields deferred (most requests log nothing): the
+    function runs at the first read, once, and binds nest as with :func:`bind`."""
+    calls: list[str] = []
+
+    def fields(operation: str) -> dict[str, Any]:
+        calls.append(operation)
+        return {"operation": operation, "task_id": None}
+
+    outer = bind_deferred(fields, "SendMessage")
+    inner = bind(task_id="t-2", context_id="c-2")  # the executor's runner binds over it
+    assert calls == ["SendMessage"]  # read by the nested bind
+    reset(inner)
+    reset(outer)
+    token = bind_deferred(fields, "GetTask")
+    try:
+        assert calls == ["SendMessage"]  # nothing read yet
+        nested = bind_deferred(lambda: {"task_id": "t-3"})
+        assert current() == {"a2a_operation": "GetTask", "a2a_task_id": "t-3"}
+        assert current() is current()  # worked out once
+        reset(nested)
+        assert current() == {"a2a_operation": "GetTask"}
+        assert calls == ["SendMessage", "GetTask"]
+    finally:
+        reset(token)
     assert current() == {}

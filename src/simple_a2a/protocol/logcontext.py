@@ -16,38 +16,75 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeAlias
 
-__all__ = ["FIELDS", "bind", "current", "library_logger", "reset"]
+__all__ = ["FIELDS", "bind", "bind_deferred", "current", "library_logger", "reset"]
 
 #: The record attributes the filter sets.
 FIELDS = ("a2a_operation", "a2a_caller", "a2a_task_id", "a2a_context_id")
 _EMPTY: dict[str, Any] = {}
-_CONTEXT: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar(
+
+
+class _Deferred:
+    """Fields bound by :func:`bind_deferred`: computed the first time a record needs them.
+
+    Most requests log nothing, so the server binds each request's fields this way: one small
+    object per request instead of building a dict that nobody reads.
+    """
+
+    __slots__ = ("_args", "_compute", "_fields", "_parent")
+
+    def __init__(self, parent: _Bound, compute: Callable[..., dict[str, Any]], args: Any) -> None:
+        self._parent, self._compute, self._args = parent, compute, args
+        self._fields: dict[str, Any] | None = None
+
+    def resolve(self) -> dict[str, Any]:
+        if self._fields is None:
+            self._fields = _merged(self._parent, self._compute(*self._args))
+        return self._fields
+
+
+_Bound: TypeAlias = dict[str, Any] | _Deferred
+_CONTEXT: contextvars.ContextVar[_Bound] = contextvars.ContextVar(
     "simple_a2a_log_context", default=_EMPTY
 )
 
 
+def _fields_of(bound: _Bound) -> dict[str, Any]:
+    return bound if type(bound) is dict else bound.resolve()  # type: ignore[union-attr]
+
+
+def _merged(bound: _Bound, fields: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(_fields_of(bound))
+    merged.update({f"a2a_{k}": v for k, v in fields.items() if v is not None})
+    return merged
+
+
 def current() -> dict[str, Any]:
     """The fields bound for the code running now."""
-    return _CONTEXT.get()
+    return _fields_of(_CONTEXT.get())
 
 
-def bind(**fields: Any) -> contextvars.Token[dict[str, Any]]:
+def bind(**fields: Any) -> contextvars.Token[_Bound]:
     """Add fields (``operation=``, ``caller=``, ``task_id=``, ``context_id=``) to the current
     context; pass the token to :func:`reset` to undo. ``None`` values are ignored."""
-    merged = dict(_CONTEXT.get())
-    merged.update({f"a2a_{k}": v for k, v in fields.items() if v is not None})
-    return _CONTEXT.set(merged)
+    return _CONTEXT.set(_merged(_CONTEXT.get(), fields))
 
 
-def reset(token: contextvars.Token[dict[str, Any]]) -> None:
+def bind_deferred(compute: Callable[..., dict[str, Any]], *args: Any) -> contextvars.Token[_Bound]:
+    """:func:`bind` of the fields ``compute(*args)`` returns, called only if a record is logged
+    in this context (at most once); pass the token to :func:`reset` to undo."""
+    return _CONTEXT.set(_Deferred(_CONTEXT.get(), compute, args))
+
+
+def reset(token: contextvars.Token[_Bound]) -> None:
     _CONTEXT.reset(token)
 
 
 class _ContextFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        bound = _CONTEXT.get()
+        bound = current()
         for name in FIELDS:
             if not hasattr(record, name):  # an explicit extra= wins
                 setattr(record, name, bound.get(name))

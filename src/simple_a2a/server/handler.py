@@ -59,7 +59,7 @@ from .paging import (
     trim_history,
 )
 from .tasks import StreamItem, TaskManager
-from .telemetry import observed, traced_executor
+from .telemetry import bind_execution, bind_request, traced_executor, traced_operation
 
 if TYPE_CHECKING:
     from .push import PushService
@@ -140,20 +140,23 @@ class RequestHandler:
         method = getattr(self, _METHODS[operation])
         if call.tenant is None:
             call.tenant = getattr(request, "tenant", None) or None
-        run = functools.partial(self._run_operation, method, operation, request, call)
-        return await observed(run, operation, request, call)  # logs, spans: docs/observability.md
+        token = bind_request(operation, request, call)  # logs, spans: docs/observability.md
+        try:
+            if TELEMETRY.on:
+                run = functools.partial(self._run_operation, method, operation, request, call)
+                return await traced_operation(run, operation, request, call)
+            return await self._run_operation(method, operation, request, call)
+        finally:
+            logcontext.reset(token)
 
     async def _run_operation(
         self, method: Any, operation: str, request: Any, call: CallContext
     ) -> Any:
-        await self._authorize(operation, call)
+        if self.authorize is not None and call.caller is not None:
+            # Spec §7.5, §13.1: the authorization hook runs before anything is looked up.
+            await self.authorize(call.caller, operation)
         check_identifiers(request)  # SQL text holds no NUL: refused alike on every backend
         return await method(request, call)
-
-    async def _authorize(self, operation: str, call: CallContext) -> None:
-        """Spec §7.5, §13.1: the authorization hook runs before anything is looked up."""
-        if self.authorize is not None and call.caller is not None:
-            await self.authorize(call.caller, operation)
 
     # -- SendMessage / SendStreamingMessage (spec §3.1.1, §3.1.2) --
     async def send_message(
@@ -372,7 +375,7 @@ class RequestHandler:
                 await asyncio.wait_for(asyncio.shield(execution.runner), timeout)
 
     async def _run(self, ctx: RequestContext) -> None:
-        logcontext.bind(task_id=ctx.task_id, context_id=ctx.context_id)  # the runner's own task
+        bind_execution(ctx)  # log fields, in the runner's own task
         try:
             run = functools.partial(run_executor, self.executor, ctx, timeout=self.executor_timeout)
             await (traced_executor(run, ctx) if TELEMETRY.on else run())

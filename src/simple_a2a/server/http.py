@@ -97,9 +97,11 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 _BODY_SIZE = "simple_a2a.body_size"
 #: a number literal too large for a float (``1e400``): parsed as infinity, which is not JSON.
-#: Only where a number can start (after ``:``, ``,``, ``[`` or at the start), so the hex of an
-#: id (``"...-4e123..."``) does not send every such request through the walk of ``_finite``.
-_HUGE_EXPONENT = re.compile(rb"(?:^|[:,\[])\s*-?\d+(?:\.\d+)?[eE]\+?\d{3,}")
+#: Only where a number can start inside an object or array (after ``:``, ``,`` or ``[``; a
+#: bare value is checked whatever it is), so the hex of an id (``"...-4e123..."``) does not send
+#: every such request through the walk of ``_finite``. (A leading character class also keeps the
+#: scan fast: an ``^|`` alternative made it 3x slower.)
+_HUGE_EXPONENT = re.compile(rb"[:,\[]\s*-?\d+(?:\.\d+)?[eE]\+?\d{3,}")
 
 
 def _parse_json(body: bytes) -> Any:
@@ -107,7 +109,8 @@ def _parse_json(body: bytes) -> Any:
         value = pydantic_core.from_json(body, allow_inf_nan=False)  # NaN, Infinity: refused
     except ValueError as exc:
         raise e.JSONParseError(f"Invalid JSON payload: {exc}") from None
-    if _HUGE_EXPONENT.search(body) and not _finite(value):
+    bare = not isinstance(value, (dict, list))
+    if (bare or _HUGE_EXPONENT.search(body)) and not _finite(value):
         raise e.JSONParseError("Invalid JSON payload: a number is out of range (#16 item 4)")
     return value
 

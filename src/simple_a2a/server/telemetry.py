@@ -32,11 +32,11 @@ if TYPE_CHECKING:
     from .context import CallContext, RequestContext
 
 __all__ = [
+    "bind_execution",
     "bind_request",
     "instrument_server",
     "instrument_storage",
     "lease_taken_over",
-    "observed",
     "push_suspended",
     "traced_executor",
     "traced_operation",
@@ -47,37 +47,38 @@ __all__ = [
 OUTCOME = "a2a.outcome"
 
 
-async def observed(
-    run: Callable[[], Awaitable[Any]], operation: str, request: Any, call: CallContext
-) -> Any:
-    """Run one operation with its log fields bound and, when telemetry is on, its span."""
-    token = bind_request(operation, request, call)
-    try:
-        if TELEMETRY.on:
-            return await traced_operation(run, operation, request, call)
-        return await run()
-    finally:
-        logcontext.reset(token)
-
-
 def bind_request(operation: str, request: Any, call: CallContext) -> Any:
-    """Bind the request's log fields (operation, caller, task and context ids); returns the
-    token for :func:`simple_a2a.protocol.logcontext.reset`."""
+    """Bind the request's log fields (operation, caller, task and context ids), worked out
+    only if something is logged; returns the token for
+    :func:`simple_a2a.protocol.logcontext.reset`."""
+    return logcontext.bind_deferred(request_log_fields, operation, request, call)
+
+
+def bind_execution(ctx: Any) -> Any:
+    """Bind the log fields of an executor's run (task and context ids) in its own task."""
+    return logcontext.bind_deferred(_execution_log_fields, ctx)
+
+
+def _execution_log_fields(ctx: Any) -> dict[str, Any]:
+    return {"task_id": ctx.task_id, "context_id": ctx.context_id}
+
+
+def request_log_fields(operation: str, request: Any, call: CallContext) -> dict[str, Any]:
+    """The log fields of a request: operation, caller, task and context ids."""
     # A model's fields live in its __dict__: reading them there costs no AttributeError for
-    # the fields a request type does not have (pydantic's __getattr__ raises one, ~2 % of a
-    # SendMessage in the profile).
+    # the fields a request type does not have (pydantic's __getattr__ raises one).
     fields = getattr(request, "__dict__", _NONE)
     message = fields.get("message")
     sent = getattr(message, "__dict__", _NONE)
     task_id = sent.get("task_id") or fields.get("task_id")
     if task_id is None and operation in _BY_ID:
         task_id = fields.get("id")
-    return logcontext.bind(
-        operation=operation,
-        caller=call.caller.identity if call.caller is not None else None,
-        task_id=task_id,
-        context_id=sent.get("context_id"),
-    )
+    return {
+        "operation": operation,
+        "caller": call.caller.identity if call.caller is not None else None,
+        "task_id": task_id,
+        "context_id": sent.get("context_id"),
+    }
 
 
 _NONE: dict[str, Any] = {}
