@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import json
 import math
 import re
@@ -144,11 +145,11 @@ async def read_json(
     return _parse_json(body)
 
 
-async def validate(request: Request, parse: Callable[[], T], offload_bytes: int) -> T:
-    """Run ``parse`` (a model validation) in a worker thread when the body was large."""
+async def validate(request: Request, offload_bytes: int, parse: Callable[..., T], *args: Any) -> T:
+    """``parse(*args)`` (a model validation), in a worker thread when the body was large."""
     if request.scope.get(_BODY_SIZE, 0) > offload_bytes:
-        return await asyncio.to_thread(parse)
-    return parse()
+        return await asyncio.to_thread(parse, *args)
+    return parse(*args)
 
 
 def response_media_type(request: Request) -> str:
@@ -274,6 +275,11 @@ _MEDIA_TYPES = {JSON: JSON.encode(), A2A_JSON: A2A_JSON.encode()}
 _NO_BODY = (204, 304)
 
 
+@functools.lru_cache(maxsize=128)  # mostly the same few (A2A-Version: 1.0, ...)
+def _raw_header(name: str, value: str) -> tuple[bytes, bytes]:
+    return name.lower().encode("latin-1"), value.encode("latin-1")
+
+
 class Answer:
     """A whole response in one body message: every answer of the bindings but a stream.
 
@@ -297,7 +303,7 @@ class Answer:
             if media_type is not None:
                 raw.append((b"content-type", _MEDIA_TYPES.get(media_type) or media_type.encode()))
         if headers:
-            raw += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+            raw += [_raw_header(k, v) for k, v in headers.items()]
         self.body = body
         self.status_code = status_code
         self.raw_headers = raw

@@ -120,7 +120,7 @@ class JSONRPCBinding:
         headers = service_headers(call)
         try:
             offload = self.handler.limits.offload_validation_bytes
-            parsed = await validate(request, lambda: self._parse(op, req.params, call), offload)
+            parsed = await validate(request, offload, self._parse, op, req.params, call)
             items = await self.handler.handle(op.name, parsed, call)
         except e.A2AError as err:
             media_type = response_media_type(request)
@@ -129,11 +129,8 @@ class JSONRPCBinding:
 
     async def _call(self, op: Operation, params: dict[str, Any], call: CallContext) -> bytes:
         limits = self.handler.limits
-        request = await validate(
-            CURRENT_REQUEST.get(),
-            lambda: self._parse(op, params, call),
-            limits.offload_validation_bytes,
-        )
+        offload = limits.offload_validation_bytes
+        request = await validate(CURRENT_REQUEST.get(), offload, self._parse, op, params, call)
         result = await self.handler.handle(op.name, request, call)
         if call.version == V03:
             return json_bytes(_v03().result_to_v03(op.name, result.to_dict()))

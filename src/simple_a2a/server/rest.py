@@ -115,7 +115,7 @@ class RESTBinding:
         data = {**body, **query, **path_params}
         check_raw_message(self.handler.limits, data)
         offload = self.handler.limits.offload_validation_bytes
-        return await validate(request, lambda: op.request_type.from_dict(data), offload)
+        return await validate(request, offload, op.request_type.from_dict, data)
 
 
 def _renderer(op: Operation, call: CallContext) -> Any:
