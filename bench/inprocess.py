@@ -10,11 +10,14 @@ Settings (environment):
 - ``CONC``: concurrent callers (default 1); 32 reproduces what ``wrk -c32`` adds in process;
 - ``STORAGE``: a storage URL (``sqlite:///tmp/x.db``); default the memory store;
 - ``NOGC=1``: no garbage collection during the measured calls (what is code, what is GC);
-- ``NOPACK=1``: the memory store keeps every task and log as models (what packing costs).
+- ``NOPACK=1``: the memory store keeps every task and log as models (what packing costs);
+- ``NOTIMERS=1``: the lease keeper's loops (heartbeat, scan, cancel watch) do not start.
 
-Instruction counts, repeatable to the instruction for the same code (timers such as the lease
-keeper's run more often under valgrind, so compare like with like)::
+Instruction counts, repeatable to within ~0.5 % for the same code: hash seed fixed, and no
+timers (under valgrind, 50x slower, they fire 50x more often per request, and more still when
+the machine is busy)::
 
+    export PYTHONHASHSEED=0 NOTIMERS=1
     valgrind --tool=callgrind --callgrind-out-file=/dev/null python -m bench.inprocess 1500 0
     valgrind --tool=callgrind --callgrind-out-file=/dev/null python -m bench.inprocess 1500 1000
 
@@ -61,8 +64,12 @@ async def main(warmup: int, calls: int) -> float:
     if os.environ.get("NOPACK"):
         from simple_a2a.storage import memory
 
-        memory.MemoryTaskStore.__init__.__defaults__ = (10**9,)
-        memory.MemoryEventLog.__init__.__defaults__ = (10_000, 10**9)
+        memory.MemoryTaskStore.__init__.__defaults__ = (10**9, 32)  # (hot, pack_batch)
+        memory.MemoryEventLog.__init__.__defaults__ = (10_000, 10**9, 32)
+    if os.environ.get("NOTIMERS"):
+        from simple_a2a.server import leases
+
+        leases.LeaseKeeper.start = lambda self, *, scan: None  # type: ignore[method-assign]
     app, populate = ours_app(os.environ.get("STORAGE") or None, 0)
     await populate()
     answers: list[bytes] = []
