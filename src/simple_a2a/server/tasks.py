@@ -236,7 +236,13 @@ class TaskManager:
         (GetTask) use :meth:`get`.
         """
         stored = self._latest.get(task_id)
-        return stored if stored is not None else await self.storage.tasks.get(task_id)
+        if stored is None:
+            return await self.storage.tasks.get(task_id)
+        if stored.task.status.state.is_terminal:
+            # Nothing writes to it any more: forget it now rather than keep its objects for the
+            # garbage collector to walk until 1,024 later tasks push it out (the tail at c=32).
+            del self._latest[task_id]
+        return stored
 
     async def snapshot(self, task_id: str) -> tuple[Task, int] | None:
         """The task and the seq of the last event it reflects, consistently."""

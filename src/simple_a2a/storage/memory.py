@@ -60,12 +60,14 @@ class MemoryTaskStore(TaskStore):
     """Tasks in a dict, a sorted (key, id) index for ListTasks, and a hot set of models.
 
     The ``hot`` most recently used tasks stay as models (reads and the writes of running tasks
-    cost no encoding); colder ones are kept as their JSON document and decoded on demand.
+    cost no encoding); colder ones are kept as their JSON document and decoded on demand. Every
+    model kept is a tree of objects the garbage collector walks at each full collection, which
+    is what sets the tail at high concurrency: hence a few hundred, not thousands.
     """
 
     accepts_change = True
 
-    def __init__(self, hot: int = 1024, pack_batch: int = 32) -> None:
+    def __init__(self, hot: int = 256, pack_batch: int = 32) -> None:
         self.hot = max(1, hot)
         self._packer = BatchPacker(pack_batch)
         self._rows: dict[str, _Row] = {}
@@ -260,11 +262,12 @@ class MemoryEventLog(EventLog):
     one wake-up each and a slow one never blocks the writer. The logs of all but the ``hot``
     most recently finished tasks become one document each, deflated ``pack_batch`` at a time
     (decoded when replayed, storage/_packing.py): a finished task's log then costs about a
-    hundred bytes rather than a deque of models.
+    hundred bytes rather than a deque of models, and nothing for the garbage collector to walk
+    (a finished log is rarely read again: a resumed stream, a late push delivery).
     """
 
     def __init__(
-        self, max_events_per_task: int = 10_000, hot: int = 1024, pack_batch: int = 32
+        self, max_events_per_task: int = 10_000, hot: int = 128, pack_batch: int = 32
     ) -> None:
         self.max_events_per_task = max_events_per_task
         self.hot = max(1, hot)
