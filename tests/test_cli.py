@@ -517,3 +517,38 @@ def test_script_ctrl_c_exits_130(url: str) -> None:
     hint, last = err.strip().splitlines()  # how to follow the task still running, then the error
     assert f"simple-a2a subscribe {url} {task.id}" in hint
     assert last == "error: interrupted"
+
+
+def test_ctrl_c_that_breaks_the_stream_closing_still_says_how_to_follow(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Ctrl-C in the middle of a read can make closing the stream raise an error of its own
+    (its context is the KeyboardInterrupt): the hint is printed all the same, and the error,
+    which is an interruption (exit 130), goes on to the command group."""
+    from simple_a2a.cli.commands import _follow
+    from simple_a2a.cli.output import Output
+    from simple_a2a.protocol.models import TaskState, TaskStatus
+
+    running = Task(id="t-9", context_id="c", status=TaskStatus(state=TaskState.WORKING))
+
+    class Broken:
+        def __init__(self) -> None:
+            self.sent = False
+
+        def __iter__(self) -> Broken:
+            return self
+
+        def __next__(self) -> Task:
+            if not self.sent:
+                self.sent = True
+                return running
+            raise KeyboardInterrupt
+
+        def close(self) -> None:
+            raise RuntimeError("the connection was closed in the middle of a read")
+
+    with pytest.raises(RuntimeError) as raised:
+        _follow(Output(), "http://agent", Broken())  # type: ignore[arg-type]
+    assert isinstance(raised.value.__context__, KeyboardInterrupt)
+    err = capsys.readouterr().err
+    assert "simple-a2a subscribe http://agent t-9" in err

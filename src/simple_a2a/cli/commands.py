@@ -26,7 +26,7 @@ from simple_a2a.protocol.requests import (
     StreamEvent,
 )
 
-from .errors import ExitCode, describe, exit_code_for, outcome_code
+from .errors import ExitCode, describe, exit_code_for, interrupted, outcome_code
 from .inspector import inspect
 from .output import Output, StreamView
 
@@ -131,7 +131,11 @@ def _follow(out: Output, url: str, events: Iterator[StreamEvent]) -> None:
                 view.show(first)
                 for event in events:
                     view.show(event)
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        # Ctrl-C, or an error raised while the stream was closed after it (closing a
+        # connection in the middle of a read can raise its own error): the same hint.
+        if not interrupted(exc):
+            raise
         task = view.fold.task
         if task is not None and not task.is_terminal:
             view.summary()
