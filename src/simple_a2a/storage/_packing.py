@@ -9,8 +9,12 @@ batch is deflated as one buffer and each document is then known by its handle
 table) swaps the raw JSON for the handle, if it still holds that very document.
 
 Both forms are atoms (``bytes``; a tuple of ``bytes`` and ``int``), so the garbage collector
-stops tracking what holds them. Reading one document inflates its whole batch (~15 us for 32);
-the last batch inflated is kept, so a page of neighbours costs one inflate.
+stops tracking what holds them. A packed batch lives while any of its documents is still held
+cold: a document thawed (and changed) or deleted leaves its bytes in the batch until the others
+go too — at worst one cold document keeps a batch of 32 (a few kilobytes) alive.
+
+Reading one document inflates its whole batch (~15 us for 32); the last batch inflated is kept,
+so a page of neighbours costs one inflate.
 """
 
 from __future__ import annotations
