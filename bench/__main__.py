@@ -21,7 +21,8 @@ Environment: ``BENCH_QUICK=1`` (5 rounds of 1 s per scenario), ``BENCH_RUNS``, `
 ``BENCH_LOOP`` + ``BENCH_HTTP``, see ``serve.py``), ``BENCH_TAG`` (a label stored in the JSON).
 
 ``BENCH_BASELINE=/path/to/another/checkout`` adds that checkout's agent (its own ``bench.serve``
-and ``src``; ``git worktree add /tmp/base <rev>``) as server ``base`` to the rounds of group 1:
+and ``src``; ``git worktree add /tmp/base <rev>``) as server ``base`` to the rounds of group 1
+and of the SQLite group (group 3):
 the report then has a table of ours against it, paired per round — the before/after check of a
 change ("no regression"), immune to the drift between two separate runs.
 """
@@ -274,6 +275,11 @@ class Bench:
     def wanted(self, name: str) -> bool:
         return not ONLY or any(name.startswith(p) for p in ONLY)
 
+    def wants_group(self, prefix: str) -> bool:
+        """A group whose scenarios all start with ``prefix`` has one that ``BENCH_ONLY`` picks
+        (``BENCH_ONLY=sqlite`` or ``BENCH_ONLY="sqlite: SendMessage rpc c=32"``)."""
+        return not ONLY or any(p.startswith(prefix) or prefix.startswith(p) for p in ONLY)
+
     def load(
         self,
         name: str,
@@ -502,7 +508,7 @@ def main() -> None:
         b.load("SendMessage rest c=32", "send-rest", pairs, 32, ceiling)
 
     # Group 1b: memory per task created through the protocol, on fresh servers.
-    if b.wanted("memory"):
+    if b.wants_group("memory"):
         sdk_mem = Server("sdk", "sdk", 0)
         ours_mem = Server("ours", "ours", 0)
         with group([sdk_mem, ours_mem]):
@@ -510,7 +516,7 @@ def main() -> None:
 
     # Group 2: BIG tasks stored through the storage API before serving (the store's size, not
     # its memory per task: that is measured through the protocol in group 1b).
-    if b.wanted("big"):
+    if b.wants_group("big"):
         sdk_big = Server("sdk", "sdk", BIG)
         ours_big = Server("ours", "ours", BIG)
         with group([sdk_big, ours_big]):
@@ -523,11 +529,13 @@ def main() -> None:
     # Group 3: SQLite storage (ours only; the SDK's SQL stores need SQLAlchemy).
     # "ours" is SQLite here; its rounds interleave our memory store ("memory") and the SDK's
     # in-memory store, so both ratios are paired per round.
-    if b.wanted("sqlite"):
+    if b.wants_group("sqlite"):
         ours_sql = Server("ours", "ours-sqlite", SMALL)
         memory = Server("memory", "ours", SMALL)
         sdk_mem = Server("sdk", "sdk", SMALL)
         trio = [sdk_mem, memory, ours_sql]
+        if BASELINE is not None:  # the other checkout on SQLite too, paired with ours
+            trio.append(Server("base", "ours-sqlite", SMALL, root=BASELINE))
         try:
             with group(trio):
                 b.load("sqlite: GetTask rpc c=32", "get-rpc", trio, 32)

@@ -329,3 +329,44 @@ async def test_a_version_2_file_is_migrated_to_task_rows(tmp_path: Path) -> None
         assert '"artifacts"' not in core and '"history"' not in core
     finally:
         conn.close()
+
+
+async def test_a_failing_write_in_a_group_commit_is_undone_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Concurrent writes share one transaction (group commit), run first without savepoints;
+    one that raises sends the batch round again with a savepoint each (``_sqlite_db``), so it
+    alone fails and every other write of the batch is stored, with its event."""
+    from simple_a2a.storage import TaskExistsError
+    from simple_a2a.storage._sqlite_db import _Database
+
+    batches: list[tuple[int, bool]] = []  # (size, went through without a replay)
+    optimistic = _Database._optimistic
+
+    def spy(conn: sqlite3.Connection, batch: Any) -> Any:
+        outcomes = optimistic(conn, batch)
+        batches.append((len(batch), outcomes is not None))
+        return outcomes
+
+    monkeypatch.setattr(_Database, "_optimistic", staticmethod(spy))
+    store = SQLiteStorage(tmp_path / "t.db")
+    await store.open()
+    try:
+        await store.tasks.create(make_task("dup"))
+        ids = [f"t{i}" if i % 4 else "dup" for i in range(1, 25)]
+        results = await asyncio.gather(
+            *(store.record(make_task(i), status_event(i), expected_version=None) for i in ids),
+            return_exceptions=True,
+        )
+        for task_id, result in zip(ids, results, strict=True):
+            if task_id == "dup":
+                assert isinstance(result, TaskExistsError)
+            else:
+                assert result == (1, 1), (task_id, result)
+                stored = await store.tasks.get(task_id)
+                assert stored is not None and stored.version == 1
+                assert [e.seq for e in await store.events.read(task_id, 0)] == [1]
+        assert await store.events.read("dup", 0) == []  # the failed writes left no event
+        assert any(size > 1 and not clean for size, clean in batches), batches  # a replay
+    finally:
+        await store.close()

@@ -80,13 +80,12 @@ def from_micros(value: int) -> datetime:
 
 @dataclass(frozen=True)
 class TaskRow:
-    """The indexed columns of a task plus its JSON document (exact ``Task.to_json()`` text)."""
+    """The indexed columns of a task (its documents are ``_layout``'s: core and rows)."""
 
     id: str
     context_id: str | None
     state: str
     ts: datetime  #: status timestamp, UTC, ms precision (the epoch when unset)
-    doc: str
 
 
 def task_row(task: Task) -> TaskRow:
@@ -95,7 +94,6 @@ def task_row(task: Task) -> TaskRow:
         context_id=task.context_id,
         state=task.status.state.value,
         ts=utc_ms(task.status.timestamp),
-        doc=task.to_json().decode(),
     )
 
 

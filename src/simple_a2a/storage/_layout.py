@@ -30,11 +30,15 @@ _ARTIFACTS: TypeAdapter[list[Artifact]] = TypeAdapter(list[Artifact])
 _HISTORY: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 
+_CORE_EXCLUDE = {"artifacts", "history"}
+
+
 def core_doc(task: Task) -> str:
-    """The task's JSON without its artifacts and history."""
-    if task.artifacts or task.history:
-        task = task.model_copy(update={"artifacts": [], "history": []})
-    return task.to_json().decode()
+    """The task's JSON without its artifacts and history (the same text as the task with both
+    lists empty: empty lists are omitted from JSON), without copying the task first."""
+    serializer = task.__pydantic_serializer__
+    doc = serializer.to_json(task, by_alias=True, exclude_none=True, exclude=_CORE_EXCLUDE)
+    return doc.decode()
 
 
 @dataclass(frozen=True)

@@ -132,30 +132,46 @@ class SQLiteTaskStore(TaskStore):
         task: Task, expected_version: int, change: TaskChange | None
     ) -> Callable[[Conn], int]:
         """The statements of :meth:`update`, to run inside a write (``SQLiteStorage.record``)."""
-        row = task_row(task)
-        plan = write_plan(task, change)
-        core = core_doc(task) if plan.core else None
+        return SQLiteTaskStore.updating_all([(task, change)], expected_version)
+
+    @staticmethod
+    def updating_all(
+        changes: Sequence[tuple[Task, TaskChange | None]], expected_version: int
+    ) -> Callable[[Conn], int]:
+        """Consecutive updates of one task (``record_steps``) as one version-checked UPDATE of
+        the core row, to the last snapshot's columns and ``version + len(changes)``, then each
+        update's artifact and history rows in order: the rows and version that updating one
+        by one would leave, with one UPDATE (an executor's artifact and final status: two)."""
+        plans = [write_plan(task, change) for task, change in changes]
+        last = changes[-1][0]
+        row = task_row(last)
+        # The last snapshot's core is every later one's: an update that does not rewrite the
+        # core (an artifact, a message) leaves it as the one before wrote it.
+        core = core_doc(last) if any(plan.core for plan in plans) else None
+        count = len(changes)
 
         def run(conn: Conn) -> int:
             if core is not None:
                 cursor = conn.execute(
                     "UPDATE tasks SET context_id = ?, state = ?, ts = ?, doc = ?,"
-                    " version = version + 1 WHERE id = ? AND version = ?",
-                    (row.context_id, row.state, to_micros(row.ts), core, row.id, expected_version),
-                )
+                    " version = version + ? WHERE id = ? AND version = ?",
+                    (row.context_id, row.state, to_micros(row.ts), core, count, row.id,
+                     expected_version),
+                )  # fmt: skip
             else:
                 cursor = conn.execute(
-                    "UPDATE tasks SET version = version + 1 WHERE id = ? AND version = ?",
-                    (row.id, expected_version),
+                    "UPDATE tasks SET version = version + ? WHERE id = ? AND version = ?",
+                    (count, row.id, expected_version),
                 )
             if cursor.rowcount == 1:
-                write_rows(conn, row.id, plan)
-                return expected_version + 1
+                for plan in plans:
+                    write_rows(conn, row.id, plan)
+                return expected_version + count
             current = conn.execute("SELECT version FROM tasks WHERE id = ?", (row.id,)).fetchone()
             if current is None:
-                raise KeyError(task.id)
+                raise KeyError(last.id)
             raise ConcurrentUpdateError(
-                f"task {task.id} is at version {current[0]}, not {expected_version}"
+                f"task {last.id} is at version {current[0]}, not {expected_version}"
             )
 
         return run
@@ -196,26 +212,29 @@ class SQLiteEventLog(EventLog):
         self.max_events_per_task = max_events_per_task
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
-        seq = await self._db.write(self.appending(task_id, event))
+        (seq,) = await self._db.write(self.appending(task_id, [event]))
         self._notifier.notify(task_id)
         return seq
 
-    def appending(self, task_id: str, event: StreamResponse) -> Callable[[Conn], int]:
-        """The statements of :meth:`append`, to run inside a write (``SQLiteStorage.record``);
-        the caller wakes the waiters (``notify``) once it is committed."""
-        doc = event_doc(event)
+    def appending(
+        self, task_id: str, events: Sequence[StreamResponse]
+    ) -> Callable[[Conn], builtins.list[int]]:
+        """The statements of :meth:`append` for consecutive events of one task (their seqs),
+        to run inside a write (``SQLiteStorage.record``); the caller wakes the waiters
+        (``notify``) once it is committed."""
+        docs = [event_doc(event) for event in events]
         keep = self.max_events_per_task
 
-        def run(conn: Conn) -> int:
-            sql = "SELECT coalesce(max(seq), 0) + 1 FROM events WHERE task_id = ?"
-            seq = int(conn.execute(sql, (task_id,)).fetchone()[0])
-            conn.execute(
-                "INSERT INTO events (task_id, seq, doc) VALUES (?, ?, ?)", (task_id, seq, doc)
-            )
-            if keep is not None and seq > keep:
+        def run(conn: Conn) -> builtins.list[int]:
+            sql = "SELECT coalesce(max(seq), 0) FROM events WHERE task_id = ?"
+            last = int(conn.execute(sql, (task_id,)).fetchone()[0])
+            rows = [(task_id, last + i, doc) for i, doc in enumerate(docs, 1)]
+            conn.executemany("INSERT INTO events (task_id, seq, doc) VALUES (?, ?, ?)", rows)
+            last += len(rows)
+            if keep is not None and last > keep:
                 sql = "DELETE FROM events WHERE task_id = ? AND seq <= ?"
-                conn.execute(sql, (task_id, seq - keep))
-            return seq
+                conn.execute(sql, (task_id, last - keep))
+            return [row[1] for row in rows]
 
         return run
 
@@ -392,10 +411,10 @@ class SQLiteStorage(Storage):
             if expected_version is None
             else SQLiteTaskStore.updating(task, expected_version, change)
         )
-        append = self._events.appending(task.id, event)
+        append = self._events.appending(task.id, [event])
 
         def run(conn: Conn) -> tuple[int, int]:
-            return store(conn), append(conn)
+            return store(conn), append(conn)[0]
 
         version, seq = await self._db.write(run)
         self._events.notify(task.id)
@@ -408,24 +427,19 @@ class SQLiteStorage(Storage):
     ) -> list[int]:
         """All the steps in one write (one savepoint of the writer's transaction): one trip
         to the writer thread for an executor's artifacts and its final status."""
-        writes = [
-            (
-                SQLiteTaskStore.updating(step.task, expected_version + i, step.change),
-                self._events.appending(step.task.id, step.event),
-            )
-            for i, step in enumerate(steps)
-        ]
+        if not steps:
+            return []
+        store = SQLiteTaskStore.updating_all(
+            [(step.task, step.change) for step in steps], expected_version
+        )
+        append = self._events.appending(steps[0].task.id, [step.event for step in steps])
 
         def run(conn: Conn) -> list[int]:
-            seqs = []
-            for store, append in writes:
-                store(conn)
-                seqs.append(append(conn))
-            return seqs
+            store(conn)
+            return append(conn)
 
         seqs = await self._db.write(run)
-        if steps:
-            self._events.notify(steps[0].task.id)
+        self._events.notify(steps[0].task.id)
         return seqs
 
     async def close(self) -> None:
