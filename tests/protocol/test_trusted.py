@@ -130,13 +130,22 @@ def test_format_timestamp(value: datetime) -> None:
     assert format_timestamp(value) == expected
 
 
-def test_new_id_is_a_uuid4() -> None:
+def test_new_id_is_a_time_ordered_uuid7() -> None:
+    """RFC 9562 §5.7: version 7, the RFC variant, the Unix time in ms in the first 48 bits;
+    ids of different milliseconds sort by time (what keeps a SQL store's inserts together)."""
+    import time
     import uuid
 
     from simple_a2a.protocol.models import new_id
 
-    ids = {new_id() for _ in range(2000)}
-    assert len(ids) == 2000
+    before = time.time_ns() // 1_000_000
+    ids = [new_id() for _ in range(2000)]
+    after = time.time_ns() // 1_000_000
+    assert len(set(ids)) == 2000
     for text in ids:
         parsed = uuid.UUID(text)
-        assert str(parsed) == text and parsed.version == 4 and parsed.variant == uuid.RFC_4122
+        assert str(parsed) == text and parsed.version == 7 and parsed.variant == uuid.RFC_4122
+        assert before <= parsed.int >> 80 <= after
+    time.sleep(0.002)
+    later = new_id()
+    assert all(later > text for text in ids)

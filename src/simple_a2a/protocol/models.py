@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import Any, Generic, TypeVar
@@ -20,10 +21,18 @@ _E = TypeVar("_E", bound="ProtoEnum")
 
 
 def new_id() -> str:
-    """A random (version 4) UUID as text, like ``str(uuid.uuid4())`` at half the cost."""
-    b = bytearray(os.urandom(16))
-    b[6] = (b[6] & 0x0F) | 0x40  # version 4
-    b[8] = (b[8] & 0x3F) | 0x80  # RFC 4122 variant
+    """A time-ordered UUID (version 7, RFC 9562 §5.7) as text: 48 bits of Unix time in
+    milliseconds, then 74 random bits.
+
+    Why not version 4: ids made one after another sort together, so a SQL store adds a new
+    task's rows (its key, its events, its history) next to the previous task's, on the pages
+    the last commit already wrote, instead of on a random page of every index; on SQLite that
+    halved the pages each SendMessage writes (issue #19). The time in the id is the task's
+    creation time, which its status timestamp tells anyway.
+    """
+    b = bytearray((time.time_ns() // 1_000_000).to_bytes(6, "big") + os.urandom(10))
+    b[6] = (b[6] & 0x0F) | 0x70  # version 7
+    b[8] = (b[8] & 0x3F) | 0x80  # RFC 9562 variant
     x = b.hex()
     return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
 

@@ -1,9 +1,19 @@
 """The threads and connections of one SQLite file, and its group commit.
 
-The stdlib driver blocks, so no statement runs on the event loop: one writer thread owns the
-only writing connection (every write of this process goes through it, batched into shared
-transactions: see :meth:`_Database.write`), a few reader threads own a connection each (WAL:
-readers never block the writer nor each other). ``sqlite.py`` has the schema and the stores.
+Writes. Every write of this process is batched into shared transactions (group commit, see
+:meth:`_Database.write`). By default (``loop_writes``) a batch is the writes of one event-loop
+iteration, committed on the loop itself at the end of it: in WAL mode with ``synchronous =
+NORMAL`` a commit appends to the WAL in the OS's page cache and syncs nothing, so it costs a few
+tens of microseconds, less than handing the batch to a thread and back (measured: a third of
+SendMessage's CPU on SQLite, most of it futex and GIL hand-offs, issue #19). What could block
+the loop is kept off it: that connection never waits for a lock (``busy_timeout = 0``; a file
+locked by another process sends the batch to the writer thread, which waits) and never
+checkpoints (``wal_autocheckpoint = 0``; the writer thread checkpoints, with its fsync, every
+:data:`CHECKPOINT_EVERY` commits). With ``loop_writes=False`` (a slow or network file system)
+every batch goes to the one writer thread, as all did before.
+
+Reads run on a few reader threads, a connection each (WAL: readers never block the writer nor
+each other). ``sqlite.py`` has the schema and the stores.
 """
 
 from __future__ import annotations
@@ -25,6 +35,14 @@ T = TypeVar("T")
 _Outcomes = list[tuple["asyncio.Future[Any]", Any, "BaseException | None"]]
 _Batch = list[tuple[Callable[[Conn], Any], "asyncio.Future[Any]"]]
 
+#: Commits on the loop's connection between two checkpoints on the writer thread.
+CHECKPOINT_EVERY = 100
+_LOCKED = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (named in sqlite3 only from Python 3.11)
+
+
+class _Busy(Exception):
+    """The loop's connection found the file's write lock held (by another process)."""
+
 
 def _settle(outcomes: _Outcomes) -> None:
     """On the event loop: hand each write of a committed (or failed) batch its outcome."""
@@ -41,9 +59,16 @@ class _Database:
     """The threads and connections of one SQLite file (see the module docstring)."""
 
     def __init__(
-        self, path: str, readers: int, busy_timeout: float, migrations: Sequence[Sequence[Step]]
+        self,
+        path: str,
+        readers: int,
+        busy_timeout: float,
+        migrations: Sequence[Sequence[Step]],
+        *,
+        loop_writes: bool = True,
     ) -> None:
         self.path = path
+        self.loop_writes = loop_writes
         self.migrations = migrations
         self.readers = max(1, readers)
         self.busy_timeout_ms = int(busy_timeout * 1000)
@@ -56,6 +81,12 @@ class _Database:
         self._opening = asyncio.Lock()
         self._pending: _Batch = []
         self._draining = False  # a _drain is queued or running on the writer thread
+        # Writes on the event loop (``loop_writes``, see :meth:`write`): their connection,
+        # the writes of this loop iteration, and commits since the last checkpoint.
+        self._loop_conn: Conn | None = None
+        self._queued: _Batch = []
+        self._flush_queued = False
+        self._unchecked = 0
 
     def _connect(self) -> Conn:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -99,6 +130,14 @@ class _Database:
             conn.close()
             raise
         self._writer_conn = conn
+        if self.loop_writes:
+            loop_conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            # Never wait on the loop: a file locked by another process sends the batch to the
+            # writer thread, which waits (busy_timeout). Checkpoints (fsync) run there too.
+            loop_conn.execute("PRAGMA busy_timeout = 0")
+            loop_conn.execute("PRAGMA synchronous = NORMAL")
+            loop_conn.execute("PRAGMA wal_autocheckpoint = 0")
+            self._loop_conn = loop_conn
 
     def _migrate(self, conn: Conn) -> None:
         conn.execute("BEGIN IMMEDIATE")
@@ -130,6 +169,10 @@ class _Database:
         if writer is None:
             return
         self._writer = self._reader = None
+        loop_conn, self._loop_conn = self._loop_conn, None
+        if loop_conn is not None:  # on the loop, which is the only user of this connection
+            self._flush_on(loop_conn, writer)  # the writes of this iteration, not lost
+            loop_conn.close()
 
         def shutdown() -> None:
             writer.shutdown(wait=True)
@@ -140,6 +183,7 @@ class _Database:
             if self._writer_conn is not None:
                 conns.append(self._writer_conn)
                 self._writer_conn = None
+
             for conn in conns:
                 conn.close()
 
@@ -162,14 +206,64 @@ class _Database:
         writer, _ = self._executors()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
+        if self._loop_conn is not None and not self._draining:
+            self._queued.append((fn, future))
+            if not self._flush_queued:
+                self._flush_queued = True
+                loop.call_soon(self._flush)
+        else:
+            self._to_writer([(fn, future)], writer, loop)
+        result: T = await future
+        return result
+
+    def _to_writer(
+        self, batch: _Batch, writer: ThreadPoolExecutor, loop: asyncio.AbstractEventLoop
+    ) -> None:
         with self._lock:
-            self._pending.append((fn, future))
+            self._pending.extend(batch)
             start = not self._draining
             self._draining = True
         if start:
             writer.submit(self._drain, loop)
-        result: T = await future
-        return result
+
+    def _flush(self) -> None:
+        """On the loop, once per iteration that wrote: this iteration's writes, committed."""
+        self._flush_queued = False
+        if self._loop_conn is not None and self._writer is not None:
+            self._flush_on(self._loop_conn, self._writer)
+
+    def _flush_on(self, conn: Conn, writer: ThreadPoolExecutor) -> None:
+        batch, self._queued = self._queued, []
+        if not batch:
+            return
+        loop = asyncio.get_running_loop()
+        if self._draining:  # the writer thread has writes of ours: these go after them
+            self._to_writer(batch, writer, loop)
+            return
+        try:
+            outcomes = self._commit(conn, batch, busy=_Busy)
+        except _Busy:  # another process holds the file's write lock: the thread waits for it
+            self._to_writer(batch, writer, loop)
+            return
+        _settle(outcomes)
+        self._unchecked += 1
+        if self._unchecked >= CHECKPOINT_EVERY:
+            self._unchecked = 0
+            writer.submit(self._checkpoint)
+
+    def _checkpoint(self) -> None:
+        """The writer thread: copy the WAL into the file (the loop's connection never does).
+
+        TRUNCATE, not PASSIVE: a passive checkpoint running beside the loop's commits never
+        catches up with them, and the WAL is rewound only after one that did, so it grew
+        without end (RESTART too, now and then, in tests). TRUNCATE holds new writes back
+        while it runs (the loop's next batch finds the file busy and comes here, behind it)
+        and empties the WAL file.
+        """
+        conn = self._writer_conn
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):  # busy past busy_timeout: next time
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
         """The writer thread: commit batches of pending writes until none is left."""
@@ -179,37 +273,54 @@ class _Database:
                 if not batch:
                     self._draining = False
                     return
-            outcomes = self._commit(batch)
+            outcomes = self._commit(self._writer_conn, batch)
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
                 loop.call_soon_threadsafe(_settle, outcomes)
 
-    def _commit(self, batch: _Batch) -> _Outcomes:
+    @classmethod
+    def _commit(
+        cls, conn: Conn | None, batch: _Batch, busy: type[Exception] | None = None
+    ) -> _Outcomes:
         """One transaction for the batch; a write that raises is undone alone.
 
         Optimistic: the batch runs first without savepoints (two statements fewer per write,
         and nearly every write succeeds). If one raises, the whole transaction is rolled back
         and the batch runs again with a savepoint around each write, so that only the failing
         ones are undone; the writes are functions of the connection alone, so running one
-        again after the rollback does the same as running it once.
+        again after the rollback does the same as running it once. With ``busy``, a write lock
+        that another connection holds raises that (nothing was run), not the batch's failure.
         """
-        conn = self._writer_conn
         try:
             assert conn is not None, "the SQLite writer connection is closed"
-            outcomes = self._optimistic(conn, batch)
+            outcomes = cls._optimistic(conn, batch, busy)
             if outcomes is None:  # a write raised: replay, a savepoint each
-                outcomes = self._isolated(conn, batch)
+                outcomes = cls._isolated(conn, batch, busy)
             return outcomes
         except BaseException as exc:  # the transaction itself failed: none of the batch is stored
             if conn is not None and conn.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
+            if busy is not None and isinstance(exc, busy):
+                raise
             return [(future, None, exc) for _, future in batch]
 
     @staticmethod
-    def _optimistic(conn: Conn, batch: _Batch) -> _Outcomes | None:
+    def _begin(conn: Conn, busy: type[Exception] | None) -> None:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+            if busy is not None and (code in _LOCKED or "locked" in str(exc)):
+                raise busy() from exc
+            raise
+
+    @classmethod
+    def _optimistic(
+        cls, conn: Conn, batch: _Batch, busy: type[Exception] | None = None
+    ) -> _Outcomes | None:
         """The batch without savepoints; None (all rolled back) if a write of several raised."""
         outcomes: _Outcomes = []
-        conn.execute("BEGIN IMMEDIATE")
+        cls._begin(conn, busy)
         for fn, future in batch:
             try:
                 outcomes.append((future, fn(conn), None))
@@ -219,11 +330,11 @@ class _Database:
         conn.execute("COMMIT")
         return outcomes
 
-    @staticmethod
-    def _isolated(conn: Conn, batch: _Batch) -> _Outcomes:
+    @classmethod
+    def _isolated(cls, conn: Conn, batch: _Batch, busy: type[Exception] | None = None) -> _Outcomes:
         """The batch with a savepoint around each write: one that raises is undone alone."""
         outcomes: _Outcomes = []
-        conn.execute("BEGIN IMMEDIATE")
+        cls._begin(conn, busy)
         for fn, future in batch:
             conn.execute("SAVEPOINT write")
             try:
@@ -256,7 +367,13 @@ class _Database:
         return await asyncio.get_running_loop().run_in_executor(reader, run)
 
     async def data_version(self) -> int:
-        """Changes whenever another connection (another process too) commits."""
+        """Changes whenever another connection (another process too) commits.
+
+        Asked of the connection this process writes with (so its own commits do not count):
+        on the loop when writes run there (one cheap statement, no lock waited for), else on
+        the writer thread."""
+        if self._loop_conn is not None:
+            return int(self._loop_conn.execute("PRAGMA data_version").fetchone()[0])
 
         def run() -> int:
             assert self._writer_conn is not None

@@ -1,13 +1,16 @@
 """SQLite storage: embedded and persistent (stdlib :mod:`sqlite3`, no dependency); not the
 default of ``server()`` (memory is), the store to pass for tasks that survive a restart.
 
-Threads. The stdlib driver blocks, so no statement runs on the event loop:
+Connections. SQLite admits one writer at a time; this process writes through one connection,
+so its writes never contend for the lock among themselves (no ``SQLITE_BUSY`` storms):
 
-- **one writer thread** owns the only writing connection. SQLite admits one writer at a time
-  anyway; funnelling this process's writes through one thread means they never contend for the
-  write lock among themselves (no ``SQLITE_BUSY`` storms), and each write is a short
-  ``BEGIN IMMEDIATE`` transaction, so the version check of ``update`` and the sequence number
-  of ``append`` are atomic even against other processes writing the same file;
+- **writes** are batched (group commit) into short ``BEGIN IMMEDIATE`` transactions, so the
+  version check of ``update`` and the sequence number of ``append`` are atomic even against
+  other processes writing the same file. By default a batch is the writes of one event-loop
+  iteration, committed on the loop (a WAL append to the page cache, no fsync: cheaper than a
+  thread hand-off); a file locked by another process, and every checkpoint (its fsync), go to
+  the **writer thread** instead, so the loop never waits on a lock or a disk flush.
+  ``loop_writes=False`` sends every batch to the writer thread (``_sqlite_db``);
 - **a few reader threads** (``readers``, default 4), each with its own connection. In WAL mode
   readers never block the writer nor each other, so reads (GetTask, ListTasks, replays, the
   ``wait`` re-checks) proceed while a write is in flight. Each read that runs more than one
@@ -365,7 +368,9 @@ class SQLiteStorage(Storage):
     """Tasks, events, push configs and the push outbox in one SQLite file (module docstring).
 
     ``max_events_per_task`` trims each task's log to its newest events (None keeps all);
-    ``poll_interval`` is how often waiters look for commits made by other processes.
+    ``poll_interval`` is how often waiters look for commits made by other processes;
+    ``loop_writes`` commits on the event loop (default; ``False``: on the writer thread, for a
+    slow or network file system; see the module docstring).
     """
 
     def __init__(
@@ -376,6 +381,7 @@ class SQLiteStorage(Storage):
         poll_interval: float = 0.2,
         readers: int = 4,
         busy_timeout: float = 5.0,
+        loop_writes: bool = True,
     ) -> None:
         path = os.fspath(path)
         if not path or path == ":memory:" or path.startswith("file::memory:"):
@@ -384,7 +390,7 @@ class SQLiteStorage(Storage):
                 "one connection; use MemoryStorage (open_storage('memory')) instead"
             )
         self.path = path
-        self._db = _Database(path, readers, busy_timeout, MIGRATIONS)
+        self._db = _Database(path, readers, busy_timeout, MIGRATIONS, loop_writes=loop_writes)
         self._notifier = ChangeNotifier(poll_interval, marker=self._db.data_version)
         self.tasks = SQLiteTaskStore(self._db)
         self._events = SQLiteEventLog(self._db, self._notifier, max_events_per_task)

@@ -1,0 +1,180 @@
+"""How the SQLite store writes (``storage/_sqlite_db.py``): group commit, writes committed on
+the event loop, and what is kept off the loop (a file locked by another process, checkpoints)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simple_a2a.storage import Storage, TaskExistsError
+from simple_a2a.storage._sqlite_db import CHECKPOINT_EVERY, _Database
+from simple_a2a.storage.sqlite import SQLiteStorage
+
+from .conformance import StorageConformance, StorageFactory, make_task, status_event
+
+
+class TestSQLiteThreadWrites(StorageConformance):
+    """The whole conformance suite with every write on the writer thread (``loop_writes=False``,
+    the setting for a slow or network file system)."""
+
+    durable = True
+
+    @pytest.fixture
+    def make_storage(self, tmp_path: Path) -> StorageFactory:
+        def make(**options: Any) -> Storage:
+            return SQLiteStorage(tmp_path / "tasks.db", loop_writes=False, **options)
+
+        return make
+
+
+@pytest.fixture(params=[True, False], ids=["loop-writes", "thread-writes"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    storage = SQLiteStorage(tmp_path / "t.db", loop_writes=request.param)
+    await storage.open()
+    yield storage
+    await storage.close()
+
+
+async def test_a_failing_write_in_a_group_commit_is_undone_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Concurrent writes share one transaction (group commit), run first without savepoints;
+    one that raises sends the batch round again with a savepoint each, so it alone fails and
+    every other write of the batch is stored, with its event."""
+    batches: list[tuple[int, bool]] = []  # (size, went through without a replay)
+    optimistic = _Database._optimistic
+
+    def spy(conn: sqlite3.Connection, batch: Any, busy: Any = None) -> Any:
+        outcomes = optimistic(conn, batch, busy)
+        batches.append((len(batch), outcomes is not None))
+        return outcomes
+
+    monkeypatch.setattr(_Database, "_optimistic", staticmethod(spy))
+    for loop_writes in (True, False):
+        store = SQLiteStorage(tmp_path / f"{loop_writes}.db", loop_writes=loop_writes)
+        await store.open()
+        batches.clear()
+        try:
+            await store.tasks.create(make_task("dup"))
+            ids = [f"t{i}" if i % 4 else "dup" for i in range(1, 25)]
+            results = await asyncio.gather(
+                *(store.record(make_task(i), status_event(i), expected_version=None) for i in ids),
+                return_exceptions=True,
+            )
+            for task_id, result in zip(ids, results, strict=True):
+                if task_id == "dup":
+                    assert isinstance(result, TaskExistsError)
+                else:
+                    assert result == (1, 1), (task_id, result)
+                    stored = await store.tasks.get(task_id)
+                    assert stored is not None and stored.version == 1
+                    assert [e.seq for e in await store.events.read(task_id, 0)] == [1]
+            assert await store.events.read("dup", 0) == []  # the failed writes left no event
+            assert any(size > 1 and not clean for size, clean in batches), batches  # a replay
+        finally:
+            await store.close()
+
+
+async def test_a_file_locked_by_another_process_is_waited_for_off_the_loop(
+    tmp_path: Path,
+) -> None:
+    """Another connection holds the write lock for 0.4 s: the write waits for it on the writer
+    thread (busy_timeout) while the loop goes on; writes made meanwhile queue behind it in
+    order; once the lock is free, writes are committed on the loop again."""
+    path = tmp_path / "t.db"
+    store = SQLiteStorage(path)
+    await store.open()
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        ticking = asyncio.create_task(ticker())
+        started = time.monotonic()
+        first = asyncio.create_task(store.events.append("t", status_event("t", 1)))
+        await asyncio.sleep(0.05)
+        second = asyncio.create_task(store.events.append("t", status_event("t", 2)))
+        await asyncio.sleep(0.35)
+        assert not first.done() and not second.done()
+        assert ticks >= 20  # the loop was not blocked by the wait
+        other.execute("COMMIT")
+        assert (await first, await second) == (1, 2)  # in the order they were made
+        assert time.monotonic() - started >= 0.4
+        ticking.cancel()
+        assert [e.event.status_update.metadata for e in await store.events.read("t", 0)] == [
+            {"n": 1},
+            {"n": 2},
+        ]
+        assert not store._db._draining  # the thread is done: the loop commits again
+        assert await store.events.append("t", status_event("t", 3)) == 3
+        assert not store._db._draining
+    finally:
+        other.close()
+        await store.close()
+
+
+async def test_the_wal_is_checkpointed_off_the_loop(tmp_path: Path) -> None:
+    """The loop's connection never checkpoints; the writer thread does every CHECKPOINT_EVERY
+    commits, so the WAL file stops growing: each commit here adds two or three pages, which
+    800 commits would make ~7 MB without the checkpoints (3-3.5 MB with PASSIVE ones, which
+    never catch up with the loop's commits)."""
+    path = tmp_path / "t.db"
+    store = SQLiteStorage(path)
+    await store.open()
+    try:
+        for n in range(8 * CHECKPOINT_EVERY):  # one commit each
+            await store.events.append(f"t{n}", status_event(f"t{n}", n))
+        await asyncio.sleep(0.2)  # the last checkpoint, on the writer thread
+        wal = os.path.getsize(f"{path}-wal")
+        page = 4096
+        assert wal < 2 * CHECKPOINT_EVERY * 3 * page, wal  # ~200 commits' worth at most
+        conn = sqlite3.connect(path)
+        try:  # a checkpoint has copied the early commits into the file itself
+            assert conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[0] == 0
+        finally:
+            conn.close()
+    finally:
+        await store.close()
+
+
+async def test_close_commits_the_writes_of_the_current_iteration(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    store = SQLiteStorage(path)
+    await store.open()
+    pending = [asyncio.ensure_future(store.tasks.create(make_task(f"t{n}"))) for n in range(5)]
+    await asyncio.sleep(0)  # the writes are queued for this iteration's commit
+    await store.close()
+    assert [await write for write in pending] == [1] * 5
+    again = SQLiteStorage(path)
+    await again.open()
+    try:
+        assert len(await again.tasks.active_tasks()) == 5
+    finally:
+        await again.close()
+
+
+async def test_data_version_counts_other_connections_only(store: SQLiteStorage) -> None:
+    """The change probe of waiters: this process's own commits do not move it (they wake
+    their waiters directly), another connection's do."""
+    before = await store._db.data_version()
+    await store.tasks.create(make_task("mine"))
+    assert await store._db.data_version() == before
+    other = sqlite3.connect(store.path)
+    try:
+        other.execute("INSERT INTO events (task_id, seq, doc) VALUES ('x', 1, '{}')")
+        other.commit()
+    finally:
+        other.close()
+    assert await store._db.data_version() != before
