@@ -9,7 +9,7 @@ SendMessage's CPU on SQLite, most of it futex and GIL hand-offs, issue #19). Wha
 the loop is kept off it: that connection never waits for a lock (``busy_timeout = 0``; a file
 locked by another process sends the batch to the writer thread, which waits) and never
 checkpoints (``wal_autocheckpoint = 0``; the writer thread checkpoints, with its fsync, every
-:data:`CHECKPOINT_EVERY` commits). With ``loop_writes=False`` (a slow or network file system)
+:data:`WAL_CHECKPOINT_BYTES` of WAL). With ``loop_writes=False`` (a slow or network file system)
 every batch goes to the one writer thread, as all did before.
 
 Reads run on a few reader threads, a connection each (WAL: readers never block the writer nor
@@ -35,9 +35,16 @@ T = TypeVar("T")
 _Outcomes = list[tuple["asyncio.Future[Any]", Any, "BaseException | None"]]
 _Batch = list[tuple[Callable[[Conn], Any], "asyncio.Future[Any]"]]
 
-#: Commits on the loop's connection between two checkpoints on the writer thread.
-CHECKPOINT_EVERY = 100
+#: The WAL size at which the writer thread checkpoints (SQLite's own default: 1,000 pages).
+WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024
 _LOCKED = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (named in sqlite3 only from Python 3.11)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 class _Busy(Exception):
@@ -82,11 +89,12 @@ class _Database:
         self._pending: _Batch = []
         self._draining = False  # a _drain is queued or running on the writer thread
         # Writes on the event loop (``loop_writes``, see :meth:`write`): their connection,
-        # the writes of this loop iteration, and commits since the last checkpoint.
+        # the writes of this loop iteration, and whether a checkpoint is on its way.
         self._loop_conn: Conn | None = None
         self._queued: _Batch = []
         self._flush_queued = False
-        self._unchecked = 0
+        self._checkpointing = False
+        self._wal = f"{path}-wal"
 
     def _connect(self) -> Conn:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -246,9 +254,8 @@ class _Database:
             self._to_writer(batch, writer, loop)
             return
         _settle(outcomes)
-        self._unchecked += 1
-        if self._unchecked >= CHECKPOINT_EVERY:
-            self._unchecked = 0
+        if not self._checkpointing and _size(self._wal) >= WAL_CHECKPOINT_BYTES:
+            self._checkpointing = True
             writer.submit(self._checkpoint)
 
     def _checkpoint(self) -> None:
@@ -261,9 +268,12 @@ class _Database:
         and empties the WAL file.
         """
         conn = self._writer_conn
-        if conn is not None:
-            with contextlib.suppress(sqlite3.Error):  # busy past busy_timeout: next time
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        try:
+            if conn is not None:
+                with contextlib.suppress(sqlite3.Error):  # busy past busy_timeout: next time
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            self._checkpointing = False
 
     def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
         """The writer thread: commit batches of pending writes until none is left."""
