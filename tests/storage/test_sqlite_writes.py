@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -182,3 +183,39 @@ async def test_data_version_counts_other_connections_only(store: SQLiteStorage) 
     finally:
         other.close()
     assert await store._db.data_version() != before
+
+
+async def test_a_point_read_runs_on_the_loop_and_falls_back_to_a_reader_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GetTask's read runs on the loop's connection: another connection holding the write
+    lock does not stop it (WAL), it sees every commit; a busy answer sends it to a reader
+    thread instead of failing."""
+    path = tmp_path / "t.db"
+    store = SQLiteStorage(path)
+    await store.open()
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        await store.tasks.create(make_task("t1"))
+        other.execute("BEGIN IMMEDIATE")
+        stored = await asyncio.wait_for(store.tasks.get("t1"), 1)
+        assert stored is not None and stored.task.id == "t1"
+        other.execute("COMMIT")
+
+        threads: list[str] = []
+        read_on = _Database._read_on
+
+        def busy_on_the_loop(conn: sqlite3.Connection, fn: Any, snapshot: bool) -> Any:
+            threads.append(threading.current_thread().name)
+            if conn is store._db._loop_conn:
+                raise sqlite3.OperationalError("database is locked")
+            return read_on(conn, fn, snapshot)
+
+        monkeypatch.setattr(_Database, "_read_on", staticmethod(busy_on_the_loop))
+        stored = await store.tasks.get("t1")
+        assert stored is not None and stored.task.id == "t1"
+        assert threads[0] == threading.current_thread().name
+        assert threads[1].startswith("a2a-sqlite-reader")
+    finally:
+        other.close()
+        await store.close()

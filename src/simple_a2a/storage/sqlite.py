@@ -14,7 +14,8 @@ so its writes never contend for the lock among themselves (no ``SQLITE_BUSY`` st
 - **a few reader threads** (``readers``, default 4), each with its own connection. In WAL mode
   readers never block the writer nor each other, so reads (GetTask, ListTasks, replays, the
   ``wait`` re-checks) proceed while a write is in flight. Each read that runs more than one
-  statement (ListTasks: count and page) runs in one transaction, i.e. one snapshot.
+  statement (ListTasks: count and page) runs in one transaction, i.e. one snapshot. A read of
+  one task by its key (``get``, GetTask) runs on the loop with the writes (``loop_writes``).
 
 Pragmas: ``journal_mode=WAL``, ``synchronous=NORMAL`` (durable across a process crash such as
 kill -9; the last transactions may be lost only on power failure or an OS crash) and
@@ -122,7 +123,7 @@ class SQLiteTaskStore(TaskStore):
             sql = "SELECT id, doc, version, owner FROM tasks WHERE id = ?"
             return assemble_rows(conn, conn.execute(sql, (task_id,)).fetchall())
 
-        found = await self._db.read(run, snapshot=True)
+        found = await self._db.read(run, snapshot=True, point=True)
         return found[0] if found else None
 
     async def update(
