@@ -51,8 +51,8 @@ async def test_a_failing_write_in_a_group_commit_is_undone_alone(
     batches: list[tuple[int, bool]] = []  # (size, went through without a replay)
     optimistic = _Database._optimistic
 
-    def spy(conn: sqlite3.Connection, batch: Any, busy: Any = None) -> Any:
-        outcomes = optimistic(conn, batch, busy)
+    def spy(conn: sqlite3.Connection, batch: Any, on_loop: bool = False) -> Any:
+        outcomes = optimistic(conn, batch, on_loop)
         batches.append((len(batch), outcomes is not None))
         return outcomes
 

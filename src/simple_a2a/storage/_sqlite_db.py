@@ -51,6 +51,11 @@ class _Busy(Exception):
     """The loop's connection found the file's write lock held (by another process)."""
 
 
+def _locked(exc: sqlite3.OperationalError) -> bool:
+    """SQLite answered busy or locked (the code is named from Python 3.11; the text before)."""
+    return getattr(exc, "sqlite_errorcode", None) in _LOCKED or "locked" in str(exc)
+
+
 def _settle(outcomes: _Outcomes) -> None:
     """On the event loop: hand each write of a committed (or failed) batch its outcome."""
     for future, result, exc in outcomes:
@@ -191,7 +196,6 @@ class _Database:
             if self._writer_conn is not None:
                 conns.append(self._writer_conn)
                 self._writer_conn = None
-
             for conn in conns:
                 conn.close()
 
@@ -203,13 +207,14 @@ class _Database:
         return self._writer, self._reader
 
     async def write(self, fn: Callable[[Conn], T]) -> T:
-        """Run ``fn`` atomically on the writer thread; its result comes once it is committed.
+        """Run ``fn`` atomically; its result comes once it is committed.
 
-        Group commit: writes that arrive while the writer is busy wait in ``_pending`` and the
-        writer runs all of them in one ``BEGIN IMMEDIATE`` transaction (see :meth:`_commit`).
-        One transaction, one thread hop and one wake-up of the event loop then serve a whole
-        batch instead of one write. ``fn`` may run twice (a replayed batch): it must touch
-        nothing but the connection and its own locals.
+        Group commit: the writes of one loop iteration (``_queued``) are committed together on
+        the loop at its end (:meth:`_flush`); while the writer thread has writes of ours (the
+        file was locked, or ``loop_writes=False``), new ones queue behind them in ``_pending``
+        and the thread commits all it finds in one transaction. Either way one ``BEGIN
+        IMMEDIATE`` transaction serves a whole batch (:meth:`_commit`). ``fn`` may run twice
+        (a replayed batch): it must touch nothing but the connection and its own locals.
         """
         writer, _ = self._executors()
         loop = asyncio.get_running_loop()
@@ -249,7 +254,7 @@ class _Database:
             self._to_writer(batch, writer, loop)
             return
         try:
-            outcomes = self._commit(conn, batch, busy=_Busy)
+            outcomes = self._commit(conn, batch, on_loop=True)
         except _Busy:  # another process holds the file's write lock: the thread waits for it
             self._to_writer(batch, writer, loop)
             return
@@ -288,49 +293,44 @@ class _Database:
                 loop.call_soon_threadsafe(_settle, outcomes)
 
     @classmethod
-    def _commit(
-        cls, conn: Conn | None, batch: _Batch, busy: type[Exception] | None = None
-    ) -> _Outcomes:
+    def _commit(cls, conn: Conn | None, batch: _Batch, *, on_loop: bool = False) -> _Outcomes:
         """One transaction for the batch; a write that raises is undone alone.
 
         Optimistic: the batch runs first without savepoints (two statements fewer per write,
         and nearly every write succeeds). If one raises, the whole transaction is rolled back
         and the batch runs again with a savepoint around each write, so that only the failing
         ones are undone; the writes are functions of the connection alone, so running one
-        again after the rollback does the same as running it once. With ``busy``, a write lock
-        that another connection holds raises that (nothing was run), not the batch's failure.
+        again after the rollback does the same as running it once. ``on_loop``: a write lock that
+        another connection holds raises :class:`_Busy` (nothing was run), not a failed batch.
         """
         try:
             assert conn is not None, "the SQLite writer connection is closed"
-            outcomes = cls._optimistic(conn, batch, busy)
+            outcomes = cls._optimistic(conn, batch, on_loop)
             if outcomes is None:  # a write raised: replay, a savepoint each
-                outcomes = cls._isolated(conn, batch, busy)
+                outcomes = cls._isolated(conn, batch, on_loop)
             return outcomes
         except BaseException as exc:  # the transaction itself failed: none of the batch is stored
             if conn is not None and conn.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
-            if busy is not None and isinstance(exc, busy):
+            if isinstance(exc, _Busy):
                 raise
             return [(future, None, exc) for _, future in batch]
 
     @staticmethod
-    def _begin(conn: Conn, busy: type[Exception] | None) -> None:
+    def _begin(conn: Conn, on_loop: bool) -> None:
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
-            if busy is not None and (code in _LOCKED or "locked" in str(exc)):
-                raise busy() from exc
+            if on_loop and _locked(exc):
+                raise _Busy() from exc
             raise
 
     @classmethod
-    def _optimistic(
-        cls, conn: Conn, batch: _Batch, busy: type[Exception] | None = None
-    ) -> _Outcomes | None:
+    def _optimistic(cls, conn: Conn, batch: _Batch, on_loop: bool = False) -> _Outcomes | None:
         """The batch without savepoints; None (all rolled back) if a write of several raised."""
         outcomes: _Outcomes = []
-        cls._begin(conn, busy)
+        cls._begin(conn, on_loop)
         for fn, future in batch:
             try:
                 outcomes.append((future, fn(conn), None))
@@ -341,10 +341,10 @@ class _Database:
         return outcomes
 
     @classmethod
-    def _isolated(cls, conn: Conn, batch: _Batch, busy: type[Exception] | None = None) -> _Outcomes:
+    def _isolated(cls, conn: Conn, batch: _Batch, on_loop: bool = False) -> _Outcomes:
         """The batch with a savepoint around each write: one that raises is undone alone."""
         outcomes: _Outcomes = []
-        cls._begin(conn, busy)
+        cls._begin(conn, on_loop)
         for fn, future in batch:
             conn.execute("SAVEPOINT write")
             try:
@@ -372,9 +372,7 @@ class _Database:
             try:
                 return self._read_on(loop_conn, fn, snapshot)
             except sqlite3.OperationalError as exc:
-                if getattr(exc, "sqlite_errorcode", None) not in _LOCKED and (
-                    "locked" not in str(exc)
-                ):
+                if not _locked(exc):
                     raise
 
         def run() -> T:
