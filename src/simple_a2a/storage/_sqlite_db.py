@@ -23,6 +23,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -129,7 +130,7 @@ class _Database:
         os.makedirs(parent, exist_ok=True)
         conn = self._connect()
         try:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = self._journal_mode_wal(conn)
             if str(mode).lower() != "wal":
                 raise StorageError(f"{self.path}: cannot switch to WAL mode (got {mode})")
             self._migrate(conn)
@@ -151,6 +152,19 @@ class _Database:
             loop_conn.execute("PRAGMA synchronous = NORMAL")
             loop_conn.execute("PRAGMA wal_autocheckpoint = 0")
             self._loop_conn = loop_conn
+
+    def _journal_mode_wal(self, conn: Conn) -> str:
+        """Switch to WAL, waiting out another process opening the same new file meanwhile:
+        SQLite answers that switch busy without calling the busy handler (seen in CI: two
+        replicas starting on one file)."""
+        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+        while True:
+            try:
+                return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+            except sqlite3.OperationalError as exc:
+                if not _locked(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)
 
     def _migrate(self, conn: Conn) -> None:
         conn.execute("BEGIN IMMEDIATE")
