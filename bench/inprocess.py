@@ -11,7 +11,10 @@ Settings (environment):
 - ``STORAGE``: a storage URL (``sqlite:///tmp/x.db``); default the memory store;
 - ``NOGC=1``: no garbage collection during the measured calls (what is code, what is GC);
 - ``NOPACK=1``: the memory store keeps every task and log as models (what packing costs);
-- ``NOTIMERS=1``: the lease keeper's loops (heartbeat, scan, cancel watch) do not start.
+- ``NOTIMERS=1``: the lease keeper's loops (heartbeat, scan, cancel watch) do not start;
+- ``LATENCY=1``: also print each call's wall-clock latency (p50, p99, p99.9, max, and how many
+  calls took over 5x the median): where a tail comes from without sockets or a load generator
+  (round 7 found SQLite's checkpoints this way, bench/README.md).
 
 Instruction counts, repeatable to within ~0.5 % for the same code: hash seed fixed, and no
 timers (under valgrind, 50x slower, they fire 50x more often per request, and more still when
@@ -102,9 +105,14 @@ async def main(warmup: int, calls: int) -> float:
         gc.disable()
     concurrency = int(os.environ.get("CONC", "1"))
 
+    latencies: list[float] = []
+    clock = time.perf_counter
+
     async def caller(k: int) -> None:
         for i in range(warmup + k, warmup + calls, concurrency):
+            started = clock()
             await call(body(i))
+            latencies.append(clock() - started)
 
     started = time.process_time()
     await asyncio.gather(*(caller(k) for k in range(concurrency)))
@@ -112,7 +120,20 @@ async def main(warmup: int, calls: int) -> float:
     gc.enable()
     if calls and b'"TASK_STATE_COMPLETED"' not in answers[-1]:
         raise SystemExit(f"unexpected answer: {answers[-1][:300]!r}")
+    if os.environ.get("LATENCY") and latencies:
+        print(latency_summary(latencies))
     return spent / calls * 1e6 if calls else 0.0
+
+
+def latency_summary(latencies: list[float]) -> str:
+    ms = sorted(x * 1000 for x in latencies)
+    n = len(ms)
+    p50 = ms[n // 2]
+    slow = sum(1 for x in ms if x > 5 * p50)
+    return (
+        f"latency_ms p50={p50:.3f} p99={ms[min(n - 1, n * 99 // 100)]:.3f} "
+        f"p99.9={ms[min(n - 1, n * 999 // 1000)]:.3f} max={ms[-1]:.3f} over_5x_p50={slow}/{n}"
+    )
 
 
 if __name__ == "__main__":
