@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import operator
 import re
 from datetime import datetime, timezone
 from typing import Annotated, Any, TypeVar
@@ -27,8 +28,10 @@ M = TypeVar("M", bound="A2AModel")
 Struct = dict[str, Any]
 
 
-def _is_empty(value: Any) -> bool:
-    return value is None or value == [] or value == {}
+# Whether a repeated or map field is left out of the JSON: its value is a list, a dict or None,
+# so "empty" is falsy. ``operator.not_`` is C: pydantic calls it for every such field of every
+# object it serialises (15 times per SendMessage), where a Python function cost a frame each.
+_is_empty = operator.not_
 
 
 def repeated() -> Any:
