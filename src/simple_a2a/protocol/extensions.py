@@ -21,6 +21,8 @@ def activate_extensions(card: AgentCard, requested: Iterable[str], *, carrier: s
     should declare it (the HTTP header, the gRPC metadata key).
     """
     requested = list(requested)
+    if not requested and not card.capabilities.extensions:
+        return []  # the common case, on every request: nothing asked for, nothing declared
     missing = [uri for uri in card.required_extensions if uri not in requested]
     if missing:
         raise ExtensionSupportRequiredError(

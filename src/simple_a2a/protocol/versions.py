@@ -7,6 +7,8 @@ in 1.0 is served as 1.0, one whose method or route is a 0.3 one as 0.3.
 
 from __future__ import annotations
 
+import functools
+
 from .errors import VersionNotSupportedError
 
 V1 = "1.0"
@@ -15,6 +17,7 @@ SUPPORTED = (V1, V03)
 HEADER = "A2A-Version"
 
 
+@functools.lru_cache(maxsize=64)  # every request brings one of a few spellings
 def normalize(version: str) -> str | None:
     """``"1"``, ``"1.0"``, ``"1.0.1"`` → ``"1.0"``; ``"0.3"``, ``"0.3.0"`` → ``"0.3"``."""
     parts = version.strip().lstrip("vV").split(".")
