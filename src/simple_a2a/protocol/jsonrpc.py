@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import A2AError, InvalidRequestError
 
@@ -12,8 +11,10 @@ JSONRPC_VERSION = "2.0"
 RequestId = str | int | float | None
 
 
-@dataclass(frozen=True)
-class JSONRPCRequest:
+class JSONRPCRequest(NamedTuple):
+    """One parsed request (immutable; a tuple: built once per request, cheaper than a frozen
+    dataclass, whose ``__init__`` sets each field through ``object.__setattr__``)."""
+
     method: str
     params: dict[str, Any]
     id: RequestId
