@@ -149,3 +149,21 @@ def test_new_id_is_a_time_ordered_uuid7() -> None:
     time.sleep(0.002)
     later = new_id()
     assert all(later > text for text in ids)
+
+
+def _subclasses(cls: type[Any]) -> list[type[Any]]:
+    found = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
+def test_no_protocol_model_defines_new() -> None:
+    """``trusted`` and ``replaced`` call ``object.__new__`` directly (a speed-up): right only
+    while no model has a ``__new__`` of its own."""
+    import simple_a2a.protocol  # noqa: F401  (every model defined)
+    from simple_a2a.protocol._base import A2AModel
+
+    models = _subclasses(A2AModel)
+    assert len(models) > 30
+    assert [m for m in models if m.__new__ is not object.__new__] == []

@@ -175,6 +175,9 @@ class A2AModel(BaseModel):
 
 _DEFAULTS: dict[type[Any], tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
 _set = object.__setattr__
+# No protocol model defines ``__new__``; ``cls.__new__`` looked up through pydantic's metaclass
+# costs ~0.5 us more per object than calling object's directly (12 objects per SendMessage).
+_new = object.__new__
 
 
 def _defaults_of(cls: type[A2AModel]) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
@@ -207,7 +210,7 @@ def trusted(cls: type[M], /, **fields: Any) -> M:
     for name, factory in factories:
         if name not in fields:
             values[name] = factory()
-    obj = cls.__new__(cls)
+    obj = _new(cls)
     _set(obj, "__dict__", values)
     _set(obj, "__pydantic_fields_set__", set(fields))
     _set(obj, "__pydantic_extra__", None)
@@ -223,7 +226,7 @@ def replaced(obj: M, /, **fields: Any) -> M:
     task's every change goes through here (``reducer.py``).
     """
     cls = type(obj)
-    new = cls.__new__(cls)
+    new = _new(cls)
     _set(new, "__dict__", {**obj.__dict__, **fields})
     _set(new, "__pydantic_fields_set__", obj.__pydantic_fields_set__ | fields.keys())
     extra, private = obj.__pydantic_extra__, obj.__pydantic_private__
