@@ -167,3 +167,21 @@ def test_no_protocol_model_defines_new() -> None:
     models = _subclasses(A2AModel)
     assert len(models) > 30
     assert [m for m in models if m.__new__ is not object.__new__] == []
+
+
+def test_text_parts_built_without_validation_are_the_validated_parts() -> None:
+    """``to_parts`` builds a plain string's part with ``trusted`` (an executor's text answer);
+    a ``str`` subclass still goes through validation."""
+    from simple_a2a.protocol.models import to_parts
+
+    fast, checked = to_parts("hi")[0], Part(text="hi")
+    assert fast == checked
+    assert list(fast.__dict__) == list(checked.__dict__)
+    assert fast.model_fields_set == checked.model_fields_set
+    assert fast.to_json() == checked.to_json()
+
+    class Text(str):
+        pass
+
+    sub = to_parts(Text("x"))[0]
+    assert type(sub.text) is type(Part(text=Text("x")).text)

@@ -224,7 +224,9 @@ def to_parts(content: PartLike | Iterable[PartLike]) -> list[Part]:
     for item in content:
         if isinstance(item, Part):
             parts.append(item)
-        elif isinstance(item, str):
+        elif type(item) is str:  # nothing to check: built without validation
+            parts.append(trusted(Part, text=item))
+        elif isinstance(item, str):  # a subclass: validated, so the part holds a plain str
             parts.append(Part(text=item))
         else:
             parts.append(Part.from_dict(item))
