@@ -525,3 +525,14 @@ def test_agent_card_helpers() -> None:
     out = AgentCard(name="n", description="d", version="1").to_dict()
     for key in ("supportedInterfaces", "capabilities", "defaultInputModes", "skills"):
         assert key in out
+
+
+def test_format_timestamp_remembered_by_instant() -> None:
+    """``format_timestamp`` is cached by value: one instant in any zone, naive taken as UTC,
+    formats alike, and a cached answer is the computed one."""
+    utc = datetime(2025, 1, 2, 3, 4, 5, 6789, tzinfo=timezone.utc)
+    plus_two = utc.astimezone(timezone(timedelta(hours=2)))
+    expected = "2025-01-02T03:04:05.006Z"
+    assert [format_timestamp(d) for d in (utc, plus_two, utc, plus_two)] == [expected] * 4
+    assert format_timestamp(utc.replace(tzinfo=None)) == expected
+    assert format_timestamp(datetime(2025, 1, 2, 3, 4, 5, tzinfo=timezone.utc)).endswith(".000Z")
