@@ -536,3 +536,23 @@ def test_format_timestamp_remembered_by_instant() -> None:
     assert [format_timestamp(d) for d in (utc, plus_two, utc, plus_two)] == [expected] * 4
     assert format_timestamp(utc.replace(tzinfo=None)) == expected
     assert format_timestamp(datetime(2025, 1, 2, 3, 4, 5, tzinfo=timezone.utc)).endswith(".000Z")
+
+
+def test_proto_enum_value_is_the_enum_value() -> None:
+    """``ProtoEnum.value`` is a faster spelling of Enum's own: the same for every member of
+    every proto enum, read-only, and members still round-trip by value and by pickle."""
+    import pickle
+
+    from simple_a2a.protocol.models import ProtoEnum
+
+    def enums(cls: type[Any]) -> list[type[Any]]:
+        return [x for sub in cls.__subclasses__() for x in (sub, *enums(sub))]
+
+    members = [m for cls in enums(ProtoEnum) for m in cls]
+    assert len(members) > 10
+    for member in members:
+        assert member.value == member._value_ == str.__str__(member)
+        assert type(member)(member.value) is member
+        assert pickle.loads(pickle.dumps(member)) is member
+    with pytest.raises(AttributeError):
+        members[0].value = "x"
