@@ -14,6 +14,7 @@ not tenant ``v1``). A path that matches a template but not its verbs is a 405, n
 
 from __future__ import annotations
 
+import functools
 import re
 import types
 import typing
@@ -144,6 +145,7 @@ def _unwrap(annotation: Any) -> Any:
     return annotation
 
 
+@functools.cache  # one table per request class (a dozen), read-only: worked out once
 def _fields(model: type[A2AModel]) -> dict[str, tuple[str, Any]]:
     """Every accepted query name (camelCase alias and proto snake_case) → (wire name, type)."""
     out: dict[str, tuple[str, Any]] = {}
@@ -188,6 +190,9 @@ def parse_query(
     request (``A2A-Version``, unknown ones) are ignored (spec §5.7); so are path fields in
     ``ignore`` — the path wins.
     """
+    items = list(items)
+    if not items:
+        return {}
     fields = _fields(model)
     skip = set(ignore)
     out: dict[str, Any] = {}

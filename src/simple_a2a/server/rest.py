@@ -30,6 +30,7 @@ from .handler import RequestHandler
 from .http import (
     Answer,
     call_context,
+    header_map,
     json_bytes,
     read_json,
     response_media_type,
@@ -101,7 +102,7 @@ class RESTBinding:
     ) -> Any:
         """The request model from body (``body: "*"``), query (spec §11.5) and path."""
         body: dict[str, Any] = {}
-        if op.has_body or request.headers.get("content-length", "0") != "0":
+        if op.has_body or header_map(request).get("content-length", "0") != "0":
             offload = self.handler.limits.offload_validation_bytes
             payload = await read_json(
                 request, self.max_body, allow_empty=True, offload_bytes=offload
@@ -111,7 +112,9 @@ class RESTBinding:
             body = payload or {}
         if call.version == V03:
             body = rest_v03.request_up(op.name, body)
-        query = parse_query(op.request_type, request.query_params.multi_items(), ignore=path_params)
+        # (Starlette's QueryParams only for a request that has a query string)
+        items = request.query_params.multi_items() if request.scope.get("query_string") else ()
+        query = parse_query(op.request_type, items, ignore=path_params)
         data = {**body, **query, **path_params}
         check_raw_message(self.handler.limits, data)
         offload = self.handler.limits.offload_validation_bytes
