@@ -190,9 +190,6 @@ def parse_query(
     request (``A2A-Version``, unknown ones) are ignored (spec §5.7); so are path fields in
     ``ignore`` — the path wins.
     """
-    items = list(items)
-    if not items:
-        return {}
     fields = _fields(model)
     skip = set(ignore)
     out: dict[str, Any] = {}
