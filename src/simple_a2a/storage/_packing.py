@@ -22,8 +22,10 @@ from __future__ import annotations
 import zlib
 from typing import TypeAlias
 
-#: A cold document: its raw JSON while its batch is open, else ``(packed batch, index)``.
-Cold: TypeAlias = bytes | tuple[bytes, int]
+#: A document of a packed batch: ``(packed batch, index)``.
+Packed: TypeAlias = tuple[bytes, int]
+#: A cold document: its raw JSON while its batch is open, else its packed form.
+Cold: TypeAlias = bytes | Packed
 
 # What every task and event repeats (keys, enum values, the timestamp's shape), as deflate's
 # preset dictionary: the first documents of a batch find their repeats there. The most frequent
@@ -68,7 +70,7 @@ class BatchPacker:
         self._docs: list[bytes] = []
         self._last: tuple[bytes, list[bytes]] = (b"", [])  # the last batch inflated
 
-    def add(self, key: str, doc: bytes) -> list[tuple[str, bytes, Cold]]:
+    def add(self, key: str, doc: bytes) -> list[tuple[str, bytes, Packed]]:
         """Queue ``doc`` (keep it as its cold form meanwhile). When that fills the batch, returns
         ``(key, doc, handle)`` for each of its documents, for the keeper to swap in."""
         self._keys.append(key)

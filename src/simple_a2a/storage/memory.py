@@ -15,7 +15,8 @@ from ..protocol.reducer import is_final_event
 from ..protocol.requests import StreamResponse
 from ._common import ACTIVE_STATES, EPOCH, as_utc, order_key
 from ._leases import MemoryLeaseStore
-from ._packing import BatchPacker, Cold
+from ._packing import BatchPacker, Cold, Packed
+from ._untracked import UntrackedTable
 from .base import (
     ANY_OWNER,
     ConcurrentUpdateError,
@@ -49,11 +50,18 @@ def _ms(value: datetime | None) -> int:
 _MILLISECOND = timedelta(milliseconds=1)
 
 
-# A stored task's row: (version, owner, context_id, state, key ms, cold form or None).
-# Only atoms, so the garbage collector stops tracking rows: 100,000 stored tasks cost the
-# collector nothing, and a cold task costs its share of a packed batch rather than a tree of
-# models (storage/_packing.py).
-_Row = tuple[int, "str | None", "str | None", str, int, "Cold | None"]
+# A stored task's row: (version, owner, context_id, state, key ms, cold bytes or None, index).
+# The cold form (storage/_packing.py) is spread over the last two: the raw JSON and -1 while its
+# batch is open, then the packed batch and the document's index in it. Only flat atoms, kept in
+# an UntrackedTable, so the garbage collector never walks them: 100,000 stored tasks cost it
+# nothing (a nested tuple can stay tracked into the oldest generation, storage/_untracked.py),
+# and a cold task costs its share of a packed batch rather than a tree of models.
+_Row = tuple[int, "str | None", "str | None", str, int, "bytes | None", int]
+
+
+def _cold_of(row: _Row) -> Cold:
+    assert row[5] is not None
+    return row[5] if row[6] < 0 else (row[5], row[6])
 
 
 class MemoryTaskStore(TaskStore):
@@ -72,7 +80,7 @@ class MemoryTaskStore(TaskStore):
     def __init__(self, hot: int = 256, pack_batch: int = 32) -> None:
         self.hot = max(1, hot)
         self._packer = BatchPacker(pack_batch)
-        self._rows: dict[str, _Row] = {}
+        self._rows: UntrackedTable[_Row] = UntrackedTable()  # (storage/_untracked.py)
         self._models: OrderedDict[str, Task] = OrderedDict()
         self._order: builtins.list[tuple[int, str]] = []  # ascending; ListTasks walks backwards
         self._per_owner: Counter[str | None] = Counter()
@@ -87,22 +95,22 @@ class MemoryTaskStore(TaskStore):
             row = self._rows.get(cold_id)
             if row is not None and row[5] is None:
                 doc = cold.to_json()
-                self._rows[cold_id] = (*row[:5], doc)
+                self._rows[cold_id] = (*row[:5], doc, -1)
                 self._packed(self._packer.add(cold_id, doc))
 
-    def _packed(self, sealed: builtins.list[tuple[str, bytes, Cold]]) -> None:
+    def _packed(self, sealed: builtins.list[tuple[str, bytes, Packed]]) -> None:
         """A batch was packed: its rows that still hold their raw JSON now hold the handle."""
         rows = self._rows
         for task_id, doc, handle in sealed:
             row = rows.get(task_id)
             if row is not None and row[5] is doc:  # not changed or deleted meanwhile
-                rows[task_id] = (*row[:5], handle)
+                rows[task_id] = (*row[:5], *handle)
 
     async def create(self, task: Task, *, owner: str | None = None) -> int:
         if task.id in self._rows:
             raise TaskExistsError(task.id)
         key = _ms(task.status.timestamp)
-        self._rows[task.id] = (1, owner, task.context_id, task.status.state.value, key, None)
+        self._rows[task.id] = (1, owner, task.context_id, task.status.state.value, key, None, -1)
         insort(self._order, (key, task.id))
         self._per_owner[owner] += 1
         self._track(task.id, task.status.state.value)
@@ -130,8 +138,7 @@ class MemoryTaskStore(TaskStore):
     def _task(self, task_id: str, row: _Row) -> Task:
         task = self._models.get(task_id)
         if task is None:
-            assert row[5] is not None
-            task = Task.model_validate_json(self._packer.read(row[5]))
+            task = Task.model_validate_json(self._packer.read(_cold_of(row)))
         self._keep_hot(task_id, task)
         return task
 
@@ -158,7 +165,7 @@ class MemoryTaskStore(TaskStore):
             insort(self._order, (key, task.id))
         version = expected_version + 1
         self._rows[task.id] = (
-            version, current[1], task.context_id, task.status.state.value, key, None
+            version, current[1], task.context_id, task.status.state.value, key, None, -1
         )  # fmt: skip
         self._track(task.id, task.status.state.value)
         self._keep_hot(task.id, task)
@@ -274,7 +281,7 @@ class MemoryEventLog(EventLog):
         self.max_events_per_task = max_events_per_task
         self.hot = max(1, hot)
         self._logs: dict[str, _TaskEvents] = {}
-        self._cold: dict[str, Cold] = {}
+        self._cold: UntrackedTable[Cold] = UntrackedTable()
         self._packer = BatchPacker(pack_batch)
         self._finished: deque[str] = deque()
 
