@@ -279,3 +279,29 @@ async def test_a_version_2_schema_is_migrated_to_task_rows(schema: str) -> None:
             assert '"artifacts"' not in core and '"history"' not in core
     finally:
         await store.close()
+
+
+async def test_a_write_is_its_statements_without_a_session_reset(schema: str) -> None:
+    """The pool's connections carry no session state, so releasing one costs no reset round
+    trip (asyncpg's default: ``pg_advisory_unlock_all(); CLOSE ALL; ...``, 2 of a SendMessage's
+    12 round trips; issue #19). A transaction left open is still rolled back on release."""
+    store = PostgresStorage(DSN, schema=schema, min_size=1, max_size=1)
+    await store.open()
+    queries: list[str] = []
+    try:
+        async with store._db.pool.acquire() as conn:
+            conn.add_query_logger(lambda logged: queries.append(logged.query))
+        version, seq = await store.record(make_task("t"), status_event("t"), expected_version=None)
+        assert (version, seq) == (1, 1)
+        await store.tasks.get("t")
+        assert queries and not [q for q in queries if "unlock_all" in q or "RESET ALL" in q]
+        assert queries[0] == "BEGIN;" and queries[-2] == "COMMIT;"
+
+        async with store._db.pool.acquire() as conn:  # left in a transaction: rolled back
+            await conn.execute("BEGIN")
+            await conn.execute(f'DELETE FROM "{schema}".tasks')
+        async with store._db.pool.acquire() as conn:
+            assert not conn.is_in_transaction()
+        assert await store.tasks.get("t") is not None
+    finally:
+        await store.close()

@@ -507,6 +507,18 @@ class PostgresPushCursorStore(PushCursorStore):
         return bool(status != "DELETE 0")
 
 
+async def _keep_session(conn: Any) -> None:
+    """The pool's reset of a released connection: nothing to undo.
+
+    asyncpg's default reset is a round trip per release (``pg_advisory_unlock_all(); CLOSE
+    ALL; UNLISTEN *; RESET ALL``): 2 of a SendMessage's 12 (issue #19, bench/README.md round
+    8). The pool's connections run only this module's statements, which leave no session state:
+    the one advisory lock is transaction-scoped, LISTEN has a connection of its own, nothing
+    SETs or opens a cursor. asyncpg still rolls back a transaction left open before calling
+    this. A ``reset=`` passed to :class:`PostgresStorage` replaces it.
+    """
+
+
 class PostgresStorage(Storage):
     """Tasks, events, push configs and the push outbox in one PostgreSQL schema (see the
     module docstring).
@@ -527,6 +539,7 @@ class PostgresStorage(Storage):
     ) -> None:
         pool_options.setdefault("min_size", 1)
         pool_options.setdefault("max_size", 10)
+        pool_options.setdefault("reset", _keep_session)
         self._db = _Database(dsn, schema, pool_options)
         self._notifier = ChangeNotifier(poll_interval)
         self._db.on_notify = self._notifier.notify
