@@ -15,7 +15,14 @@ from typing import Any
 
 import pytest
 
-from simple_a2a.storage import PushCursor, Storage, StorageError, TaskQuery, open_storage
+from simple_a2a.storage import (
+    ConcurrentUpdateError,
+    PushCursor,
+    Storage,
+    StorageError,
+    TaskQuery,
+    open_storage,
+)
 from simple_a2a.storage.postgres import PostgresStorage, migrations
 
 from .conformance import StorageConformance, StorageFactory, make_task, status_event
@@ -281,10 +288,14 @@ async def test_a_version_2_schema_is_migrated_to_task_rows(schema: str) -> None:
         await store.close()
 
 
-async def test_a_write_is_its_statements_without_a_session_reset(schema: str) -> None:
-    """The pool's connections carry no session state, so releasing one costs no reset round
-    trip (asyncpg's default: ``pg_advisory_unlock_all(); CLOSE ALL; ...``, 2 of a SendMessage's
-    12 round trips; issue #19). A transaction left open is still rolled back on release."""
+async def test_a_task_change_and_its_event_are_one_statement_without_a_session_reset(
+    schema: str,
+) -> None:
+    """``record`` is one statement (the task row, its event, the notification), so no BEGIN
+    and COMMIT; and the pool's connections carry no session state, so releasing one costs no
+    reset round trip (asyncpg's default: ``pg_advisory_unlock_all(); CLOSE ALL; ...``). With
+    both, a SendMessage makes 5 round trips instead of 12 (issue #19). A transaction left open
+    is still rolled back on release."""
     store = PostgresStorage(DSN, schema=schema, min_size=1, max_size=1)
     await store.open()
     queries: list[str] = []
@@ -293,9 +304,16 @@ async def test_a_write_is_its_statements_without_a_session_reset(schema: str) ->
             conn.add_query_logger(lambda logged: queries.append(logged.query))
         version, seq = await store.record(make_task("t"), status_event("t"), expected_version=None)
         assert (version, seq) == (1, 1)
+        version, seq = await store.record(make_task("t"), status_event("t"), expected_version=1)
+        assert (version, seq) == (2, 2)
         await store.tasks.get("t")
-        assert queries and not [q for q in queries if "unlock_all" in q or "RESET ALL" in q]
-        assert queries[0] == "BEGIN;" and queries[-2] == "COMMIT;"
+        ours = [q for q in queries if schema in q]  # (not asyncpg's type introspection)
+        assert len(ours) == 3, ours  # create + event, update + event, get
+        assert [q.split()[:3] for q in ours[:2]] == [["WITH", "core", "AS"]] * 2
+        assert not [q for q in queries if "BEGIN" in q or "unlock_all" in q or "RESET" in q]
+        with pytest.raises(ConcurrentUpdateError):  # refused: neither the task nor the log moved
+            await store.record(make_task("t"), status_event("t"), expected_version=1)
+        assert await store.events.last_seq("t") == 2
 
         async with store._db.pool.acquire() as conn:  # left in a transaction: rolled back
             await conn.execute("BEGIN")

@@ -2,8 +2,11 @@
 
 Every write is a single statement (one round trip, atomic on its own): a ``core`` CTE writes
 the ``tasks`` row under the version guard, and the artifact and history rows are written by
-CTEs that read ``core``, so they write nothing when the guard fails. Reads fetch the core row
-with both lists aggregated in position order (``array_agg(doc::text ORDER BY position)``).
+CTEs that read ``core``, so they write nothing when the guard fails. The ``*_logged`` variants
+also append the event of the change to the task's log and notify, gated on ``core`` the same
+way: a task change and its event in one round trip, without BEGIN and COMMIT (issue #19). Reads
+fetch the core row with both lists aggregated in position order
+(``array_agg(doc::text ORDER BY position)``).
 """
 
 from __future__ import annotations
@@ -11,6 +14,18 @@ from __future__ import annotations
 from typing import Any
 
 from ._layout import WritePlan
+
+
+def event_ctes(s: str, doc: int, gate: str = "") -> str:
+    """CTEs ``counter`` and ``ins`` appending an event (``$1`` the task id, ``$doc`` its JSON)
+    to the log of schema ``s``; ``ins`` returns its seq. ``gate`` (``" FROM core"``) appends
+    only if that CTE returned a row: not even the counter moves otherwise."""
+    return (
+        f"counter AS (INSERT INTO {s}.event_seqs AS c (task_id, last_seq) SELECT $1, 1{gate}"
+        " ON CONFLICT (task_id) DO UPDATE SET last_seq = c.last_seq + 1 RETURNING last_seq),"
+        f" ins AS (INSERT INTO {s}.events (task_id, seq, doc)"
+        f" SELECT $1, last_seq, ${doc}::json FROM counter RETURNING seq)"
+    )
 
 
 class TaskSQL:
@@ -46,27 +61,37 @@ class TaskSQL:
                 f" AND position >= ${k + 5}::int AND EXISTS (SELECT FROM core)),"
                 f" hist_cut AS (DELETE FROM {hist} WHERE task_id = $1"
                 f" AND position >= ${k + 6}::int AND EXISTS (SELECT FROM core))"
-                " SELECT version FROM core"
+            )
+
+        def logged(statement: str, k: int) -> str:
+            """``statement`` that also appends the event ``$k`` and notifies channel ``$k+1``;
+            answers ``(version, seq)``, or no row when the guard refused the write."""
+            return (
+                f"{statement}, {event_ctes(s, k, ' FROM core')}"
+                " SELECT core.version, ins.seq FROM core, ins"
+                f" CROSS JOIN LATERAL (SELECT pg_notify(${k + 1}, $1)) AS n"
             )
 
         guard = "WHERE id = $1 AND version = $2 RETURNING version)"
+        only = " SELECT version FROM core"
         #: ``$1`` id, ``$2`` expected version, rows from ``$3``: bump the version only.
-        self.bump = (
-            f"WITH core AS (UPDATE {s}.tasks SET version = version + 1 {guard}, {children(3)}"
-        )
+        bump = f"WITH core AS (UPDATE {s}.tasks SET version = version + 1 {guard}, {children(3)}"
+        self.bump, self.bump_logged = bump + only, logged(bump, 10)
         #: As :attr:`bump`, and ``$10..$13`` context id, state, ts, core doc.
-        self.update = (
+        update = (
             f"WITH core AS (UPDATE {s}.tasks SET context_id = $10, state = $11, ts = $12,"
             f" doc = $13::json, version = version + 1 {guard}, {children(3)}"
         )
+        self.update, self.update_logged = update + only, logged(update, 14)
         #: ``$1..$6`` id, context id, state, ts, owner, core doc; rows from ``$7``.
-        self.create = (
+        create = (
             f"WITH core AS (INSERT INTO {s}.tasks (id, context_id, state, ts, owner, version, doc)"
             " VALUES ($1, $2, $3, $4, $5, 1, $6::json) ON CONFLICT (id) DO NOTHING"
             f" RETURNING version), {children(7)}"
         )
+        self.create, self.create_logged = create + only, logged(create, 14)
         #: ``$1`` id, rows from ``$2`` (no version guard: the layout migration).
-        self.rows = f"WITH core AS (SELECT 1 AS version), {children(2)}"
+        self.rows = f"WITH core AS (SELECT 1 AS version), {children(2)}" + only
         self.delete = (
             f"WITH t AS (DELETE FROM {s}.tasks WHERE id = $1 RETURNING 1),"
             f" a AS (DELETE FROM {art} WHERE task_id = $1),"

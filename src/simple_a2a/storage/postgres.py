@@ -61,7 +61,7 @@ from ._common import (
 )
 from ._layout import assemble, core_doc, full_plan, split_doc, write_plan
 from ._leases import PostgresLeaseStore, postgres_migration
-from ._pg_layout import TaskSQL
+from ._pg_layout import TaskSQL, event_ctes
 from .base import (
     ConcurrentUpdateError,
     EventLog,
@@ -286,25 +286,41 @@ class PostgresTaskStore(TaskStore):
 
     async def create(self, task: Task, *, owner: str | None = None) -> int:
         async with self._db.pool.acquire() as conn:
-            return await self.create_on(conn, task, owner)
+            return (await self.create_on(conn, task, owner))[0]
 
-    async def create_on(self, conn: asyncpg.Connection, task: Task, owner: str | None) -> int:
-        """:meth:`create` on a given connection (inside ``PostgresStorage.record``)."""
+    async def _written(
+        self,
+        conn: asyncpg.Connection,
+        sqls: tuple[str, str],
+        args: tuple[Any, ...],
+        event: StreamResponse | None,
+    ) -> tuple[int, int] | None:
+        """A task write (``sqls[0]``), or with an event its ``*_logged`` form (``sqls[1]``: the
+        event appended and notified in the same statement). ``(version, seq)`` (seq 0 without
+        an event); None when the version guard (or the existing id) refused it."""
+        if event is None:
+            version = await conn.fetchval(sqls[0], *args)
+            return None if version is None else (int(version), 0)
+        found = await conn.fetchrow(sqls[1], *args, event_doc(event), self._db.channel)
+        return None if found is None else (int(found[0]), int(found[1]))
+
+    async def create_on(
+        self,
+        conn: asyncpg.Connection,
+        task: Task,
+        owner: str | None,
+        event: StreamResponse | None = None,
+    ) -> tuple[int, int]:
+        """:meth:`create` on a given connection; with ``event``, also its first event, in one
+        statement (``PostgresStorage.record``). Returns the version and the event's seq."""
         row = task_row(task)
         plan = full_plan(task)
-        inserted = await conn.fetchval(
-            self._sql.create,
-            row.id,
-            row.context_id,
-            row.state,
-            row.ts,
-            owner,
-            core_doc(task),
-            *self._sql.row_args(plan),
-        )
-        if inserted is None:
+        head = (row.id, row.context_id, row.state, row.ts, owner, core_doc(task))
+        sqls = (self._sql.create, self._sql.create_logged)
+        written = await self._written(conn, sqls, (*head, *self._sql.row_args(plan)), event)
+        if written is None:
             raise TaskExistsError(task.id)
-        return 1
+        return written
 
     async def get(self, task_id: str) -> StoredTask | None:
         found = await self._db.pool.fetchrow(self._sql.get, task_id)
@@ -314,22 +330,31 @@ class PostgresTaskStore(TaskStore):
         self, task: Task, *, expected_version: int, change: TaskChange | None = None
     ) -> int:
         async with self._db.pool.acquire() as conn:
-            return await self.update_on(conn, task, expected_version, change)
+            return (await self.update_on(conn, task, expected_version, change))[0]
 
     async def update_on(
-        self, conn: asyncpg.Connection, task: Task, expected_version: int, change: TaskChange | None
-    ) -> int:
-        """:meth:`update` on a given connection (inside ``PostgresStorage.record``)."""
+        self,
+        conn: asyncpg.Connection,
+        task: Task,
+        expected_version: int,
+        change: TaskChange | None,
+        event: StreamResponse | None = None,
+    ) -> tuple[int, int]:
+        """:meth:`update` on a given connection; with ``event``, also appended in the same
+        statement (``PostgresStorage.record``). Returns the version and the event's seq."""
         row = task_row(task)
         plan = write_plan(task, change)
         rows = self._sql.row_args(plan)
+        sql = self._sql
         if plan.core:
             core = (row.context_id, row.state, row.ts, core_doc(task))
-            version = await conn.fetchval(self._sql.update, row.id, expected_version, *rows, *core)
+            args = (row.id, expected_version, *rows, *core)
+            written = await self._written(conn, (sql.update, sql.update_logged), args, event)
         else:
-            version = await conn.fetchval(self._sql.bump, row.id, expected_version, *rows)
-        if version is not None:
-            return int(version)
+            args = (row.id, expected_version, *rows)
+            written = await self._written(conn, (sql.bump, sql.bump_logged), args, event)
+        if written is not None:
+            return written
         current = await conn.fetchval(
             f"SELECT version FROM {self._db.s}.tasks WHERE id = $1", row.id
         )
@@ -371,13 +396,8 @@ class PostgresEventLog(EventLog):
         self._db = db
         self._notifier = notifier
         self.max_events_per_task = max_events_per_task
-        s = db.s
         self._append_sql = (
-            f"WITH counter AS (INSERT INTO {s}.event_seqs AS c (task_id, last_seq)"
-            " VALUES ($1, 1) ON CONFLICT (task_id) DO UPDATE SET last_seq = c.last_seq + 1"
-            " RETURNING last_seq),"
-            f" ins AS (INSERT INTO {s}.events (task_id, seq, doc)"
-            " SELECT $1, last_seq, $2::json FROM counter RETURNING seq)"
+            f"WITH {event_ctes(db.s, 2)}"
             " SELECT ins.seq FROM ins CROSS JOIN LATERAL (SELECT pg_notify($3, $1)) AS n"
         )
 
@@ -567,12 +587,14 @@ class PostgresStorage(Storage):
     ) -> tuple[int, int]:
         """The snapshot and its event in one transaction: a process killed between the two
         never leaves a task change that no subscriber or webhook will ever see."""
-        async with self._db.pool.acquire() as conn, conn.transaction():
+        # One statement (``*_logged`` in _pg_layout.py): atomic without BEGIN and COMMIT.
+        async with self._db.pool.acquire() as conn:
             if expected_version is None:
-                version = await self._tasks.create_on(conn, task, owner)
+                version, seq = await self._tasks.create_on(conn, task, owner, event)
             else:
-                version = await self._tasks.update_on(conn, task, expected_version, change)
-            seq = await self._events.append_on(conn, task.id, event)
+                version, seq = await self._tasks.update_on(
+                    conn, task, expected_version, change, event
+                )
         await self._events.appended(task.id, seq)
         return version, seq
 
@@ -585,8 +607,10 @@ class PostgresStorage(Storage):
         seqs = []
         async with self._db.pool.acquire() as conn, conn.transaction():
             for i, step in enumerate(steps):
-                await self._tasks.update_on(conn, step.task, expected_version + i, step.change)
-                seqs.append(await self._events.append_on(conn, step.task.id, step.event))
+                _, seq = await self._tasks.update_on(
+                    conn, step.task, expected_version + i, step.change, step.event
+                )
+                seqs.append(seq)
         if seqs:
             await self._events.appended(steps[0].task.id, seqs[-1])
         return seqs
