@@ -87,6 +87,9 @@ class LeaseKeeper:
         self.scan_interval = scan_interval
         self.watch_interval = watch_interval
         self.held: set[str] = set()
+        #: held leases whose acquire has not returned: no stored row to renew yet, so the
+        #: heartbeat leaves them alone (it would take the missing row for a lost lease)
+        self._acquiring: set[str] = set()
         #: tasks started here and not leased yet (task id -> loop time): a task that ends
         #: within ``claim_after`` seconds never touches the lease table (most of them)
         self.young: dict[str, float] = {}
@@ -115,13 +118,20 @@ class LeaseKeeper:
             return False
         self.held.add(task_id)  # before the await: a concurrent local caller sees it taken
         try:
-            if await self.store.acquire(self.kind, task_id, self.owner, self.ttl):
+            if await self._stored_acquire(task_id):
                 return True
         except BaseException:
             self.held.discard(task_id)
             raise
         self.held.discard(task_id)
         return False
+
+    async def _stored_acquire(self, task_id: str) -> bool:
+        self._acquiring.add(task_id)
+        try:
+            return await self.store.acquire(self.kind, task_id, self.owner, self.ttl)
+        finally:
+            self._acquiring.discard(task_id)
 
     def take_over(self, task_id: str) -> None:
         """Record a lease the store already gave this replica (the scan's acquire)."""
@@ -171,7 +181,7 @@ class LeaseKeeper:
 
     async def heartbeat(self) -> None:
         """Renew every lease held; report the ones another replica took over."""
-        held = list(self.held)
+        held = [task_id for task_id in self.held if task_id not in self._acquiring]
         if not held:
             return
         renewed = set(await self.store.renew(self.kind, held, self.owner, self.ttl))
@@ -190,7 +200,7 @@ class LeaseKeeper:
                 continue
             del self.young[task_id]
             self.held.add(task_id)  # a release from now on lets the stored lease go
-            if not await self.store.acquire(self.kind, task_id, self.owner, self.ttl):
+            if not await self._stored_acquire(task_id):
                 # Taken for an orphan by another replica: this replica stalled for longer than
                 # the lease ttl. That replica owns the task now; stop ours.
                 self.held.discard(task_id)
