@@ -166,6 +166,7 @@ def check_content_type(request: Request) -> None:
 
 
 _VERSION_KEY = VERSION_HEADER.lower()  # ASGI header names arrive lower-cased
+_EXTENSION_HEADERS = ("a2a-extensions", "x-a2a-extensions")
 
 
 def call_context(
@@ -185,18 +186,25 @@ def call_context(
     headers = dict(header_map(request))  # a copy: the executor may change its own
     requested = headers.get(_VERSION_KEY) or request.query_params.get(VERSION_HEADER)
     version = negotiate(requested, is_v03_name=is_v03_name)
-    extensions = [
-        uri
-        for name in ("a2a-extensions", "x-a2a-extensions")
-        if name in headers
-        for value in request.headers.getlist(name)  # repeated headers combine (RFC 9110 §5.3)
-        for uri in split_list(value)
-    ]
+    # (most requests carry neither header: no comprehension, no parse for them)
+    extensions = (
+        [
+            uri
+            for name in _EXTENSION_HEADERS
+            if name in headers
+            for value in request.headers.getlist(name)  # repeated headers combine (RFC 9110 §5.3)
+            for uri in split_list(value)
+        ]
+        if "a2a-extensions" in headers or "x-a2a-extensions" in headers
+        else []
+    )
     activated = activate_extensions(card, extensions, carrier="A2A-Extensions header")
-    try:
-        last_event_id = sse.parse_last_event_id(headers.get("last-event-id"))
-    except ValueError as exc:
-        raise e.InvalidParamsError(str(exc), field="Last-Event-ID") from None
+    last_event_id = None
+    if "last-event-id" in headers:
+        try:
+            last_event_id = sse.parse_last_event_id(headers["last-event-id"])
+        except ValueError as exc:
+            raise e.InvalidParamsError(str(exc), field="Last-Event-ID") from None
     return CallContext(
         caller=scope_caller(request.scope),
         tenant=tenant,
