@@ -109,3 +109,16 @@ def test_with_the_collector_off_values_settle_anyway() -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+def test_with_automatic_collection_off_by_threshold_values_settle_anyway() -> None:
+    """``gc.set_threshold(0)`` also stops automatic collection (the collector stays enabled)."""
+    table: UntrackedTable[tuple[int, str]] = UntrackedTable()
+    thresholds = gc.get_threshold()
+    gc.set_threshold(0)
+    try:
+        for i in range(5 * FRESH_LIMIT):
+            table[f"k{i}"] = (i, "x")
+        assert len(table._fresh) <= FRESH_LIMIT and len(table) == 5 * FRESH_LIMIT
+    finally:
+        gc.set_threshold(*thresholds)

@@ -195,7 +195,7 @@ def call_context(
             for value in request.headers.getlist(name)  # repeated headers combine (RFC 9110 §5.3)
             for uri in split_list(value)
         ]
-        if "a2a-extensions" in headers or "x-a2a-extensions" in headers
+        if not headers.keys().isdisjoint(_EXTENSION_HEADERS)
         else []
     )
     activated = activate_extensions(card, extensions, carrier="A2A-Extensions header")

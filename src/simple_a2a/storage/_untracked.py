@@ -57,7 +57,9 @@ class UntrackedTable(Generic[V]):
 
     def _settle(self) -> None:
         settled = self._settled
-        if not gc.isenabled():  # no collection untracks anything, and none walks the dict
+        if not gc.isenabled() or gc.get_threshold()[0] == 0:
+            # No automatic collection (gc.disable() or a threshold of 0): none untracks
+            # anything, and none walks the dict.
             settled.update(self._fresh)
             self._fresh = {}
             return

@@ -531,11 +531,11 @@ async def _keep_session(conn: Any) -> None:
     """The pool's reset of a released connection: nothing to undo.
 
     asyncpg's default reset is a round trip per release (``pg_advisory_unlock_all(); CLOSE
-    ALL; UNLISTEN *; RESET ALL``): 2 of a SendMessage's 12 (issue #19, bench/README.md round
-    8). The pool's connections run only this module's statements, which leave no session state:
-    the one advisory lock is transaction-scoped, LISTEN has a connection of its own, nothing
-    SETs or opens a cursor. asyncpg still rolls back a transaction left open before calling
-    this. A ``reset=`` passed to :class:`PostgresStorage` replaces it.
+    ALL; UNLISTEN *; RESET ALL``): it made 2 of a SendMessage's 12 round trips (issue #19,
+    bench/README.md round 8). The pool's connections run only this module's statements, which
+    leave no session state: the one advisory lock is transaction-scoped, LISTEN has a connection
+    of its own, nothing SETs or opens a cursor. asyncpg still rolls back a transaction left
+    open before calling this. A ``reset=`` passed to :class:`PostgresStorage` replaces it.
     """
 
 
