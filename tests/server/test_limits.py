@@ -115,6 +115,7 @@ def test_nan_and_infinity_refused_never_echoed(serve) -> None:  # type: ignore[n
         b'{"jsonrpc":"2.0","id":NaN,"method":"ListTasks","params":{}}',
         b'{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":-Infinity}}',
         b'[{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"x":[1E+999]}}]',
+        b'{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"x":1' + b"0" * 400 + b'.0}}',
     ):
         r = httpx.post(url, content=raw, headers=H, timeout=10)
         assert r.json()["error"]["code"] == -32700, raw
@@ -245,16 +246,33 @@ def test_last_event_id_beyond_int64_refused(serve, tmp_path) -> None:  # type: i
         (b'{"x":[1,  -2.5e999]}', True),
         (b'{"id":"11de71a8-95a3-4e12-b9ad-d3d3bd8519e1"}', False),  # the hex of an id
         (b'{"contextId":"e500","text":"ab1e500"}', False),
+        (b'{"x": ' + b"1" * 210 + b".5}", True),  # no exponent, 10**209: still infinity
+        (b'{"x":[7,' + b"9" * 200 + b"]}", True),  # a long integer: walked (stays an int)
+        (b'{"text":"' + b"1" * 300 + b'"}', False),  # digits in a string
+        (b'{"x":1.5e99,"y":' + b"1" * 199 + b".0}", False),  # both too short to overflow
     ],
 )
-def test_only_a_number_literal_with_a_huge_exponent_sends_the_body_through_the_walk(
+def test_only_a_number_literal_that_could_overflow_sends_the_body_through_the_walk(
     body: bytes, walked: bool
 ) -> None:
     """#16 item 4 checks every parsed number for infinity only when the body has a literal
     that could overflow; ids in hex (a UUID often holds ``e`` and three digits) do not count."""
-    from simple_a2a.server.http import _HUGE_EXPONENT
+    from simple_a2a.server.http import _may_overflow
 
-    assert bool(_HUGE_EXPONENT.search(body)) is walked
+    assert _may_overflow(body) is walked
+
+
+def test_a_long_decimal_that_overflows_is_refused_not_stored_as_null() -> None:
+    """A float literal of 310 digits and no exponent is infinity too; it was once let through
+    and its metadata value became ``null`` (a lost value)."""
+    from simple_a2a.protocol import errors as e
+    from simple_a2a.server.http import _parse_json
+
+    with pytest.raises(e.JSONParseError, match="out of range"):
+        _parse_json(b'{"metadata":{"x":1' + b"0" * 309 + b".0}}")
+    big = _parse_json(b'{"x":1' + b"0" * 309 + b"}")  # an integer: exact, kept
+    assert big == {"x": 10**309}
+    assert _parse_json(b'{"x":1' + b"0" * 307 + b".0}") == {"x": 1e307}
 
 
 def test_a_bare_number_out_of_range_is_a_parse_error() -> None:
