@@ -115,7 +115,7 @@ def test_nan_and_infinity_refused_never_echoed(serve) -> None:  # type: ignore[n
         b'{"jsonrpc":"2.0","id":NaN,"method":"ListTasks","params":{}}',
         b'{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":-Infinity}}',
         b'[{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"x":[1E+999]}}]',
-        b'{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"x":1' + b"0" * 400 + b'.0}}',
+        b'{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"x":1' + b"0" * 400 + b".0}}",
     ):
         r = httpx.post(url, content=raw, headers=H, timeout=10)
         assert r.json()["error"]["code"] == -32700, raw
