@@ -165,13 +165,19 @@ async def validate(request: Request, offload_bytes: int, parse: Callable[..., T]
     return parse(*args)
 
 
+_PLAIN_JSON = frozenset((JSON, A2A_JSON, "", "application/json; charset=utf-8"))
+
+
 def response_media_type(request: Request) -> str:
     """``application/json`` unless the client asked for ``application/a2a+json`` (PRODUCT §3)."""
     return A2A_JSON if A2A_JSON in header_map(request).get("accept", "") else JSON
 
 
 def check_content_type(request: Request) -> None:
-    ctype = header_map(request).get("content-type", "").split(";")[0].strip().lower()
+    given = header_map(request).get("content-type", "")
+    if given in _PLAIN_JSON:  # the usual spellings, without splitting and lower-casing
+        return
+    ctype = given.split(";")[0].strip().lower()
     if ctype and ctype not in (JSON, A2A_JSON) and not ctype.endswith("+json"):
         raise e.InvalidRequestError(
             f"Content-Type {ctype!r} is not supported; send application/json or {A2A_JSON}"
@@ -197,7 +203,9 @@ def call_context(
         raise failure
     CURRENT_REQUEST.set(request)
     headers = dict(header_map(request))  # a copy: the executor may change its own
-    requested = headers.get(_VERSION_KEY) or request.query_params.get(VERSION_HEADER)
+    requested = headers.get(_VERSION_KEY)
+    if not requested and request.scope.get("query_string"):  # (no QueryParams otherwise)
+        requested = request.query_params.get(VERSION_HEADER)
     version = negotiate(requested, is_v03_name=is_v03_name)
     # (most requests carry neither header: no comprehension, no parse for them)
     extensions = (
@@ -323,8 +331,8 @@ class Answer:
             raw.append((b"content-length", b"%d" % len(body)))
             if media_type is not None:
                 raw.append((b"content-type", _MEDIA_TYPES.get(media_type) or media_type.encode()))
-        if headers:
-            raw += [_raw_header(k, v) for k, v in headers.items()]
+        if headers:  # (map: no Python frame per header, as a comprehension's would be)
+            raw += map(_raw_header, headers.keys(), headers.values())
         self.body = body
         self.status_code = status_code
         self.raw_headers = raw
