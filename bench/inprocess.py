@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bench.agents import ours_app
+from bench.agents import no_lease_timers, ours_app
 
 HEADERS = [
     (b"host", b"127.0.0.1"),
@@ -70,9 +70,7 @@ async def main(warmup: int, calls: int) -> float:
         memory.MemoryTaskStore.__init__.__defaults__ = (10**9, 32)  # (hot, pack_batch)
         memory.MemoryEventLog.__init__.__defaults__ = (10_000, 10**9, 32)
     if os.environ.get("NOTIMERS"):
-        from simple_a2a.server import leases
-
-        leases.LeaseKeeper.start = lambda self, *, scan: None  # type: ignore[method-assign]
+        no_lease_timers()
     app, populate = ours_app(os.environ.get("STORAGE") or None, 0)
     await populate()
     answers: list[bytes] = []

@@ -5,7 +5,8 @@ KIND is ``ours``, ``ours-sqlite``, ``sdk`` or ``ceiling``. Environment:
 - ``BENCH_TASKS``: tasks to store through the storage API before serving (default 0);
 - ``BENCH_INFO``: a file to write ``{"rss_before_kb", "rss_after_kb", "tasks"}`` to;
 - ``BENCH_LOOP`` (``asyncio``/``uvloop``) and ``BENCH_HTTP`` (``h11``/``httptools``): the same
-  uvicorn settings for every KIND (1 worker, access log off).
+  uvicorn settings for every KIND (1 worker, access log off);
+- ``NOTIMERS=1``: our lease keeper's loops do not start (``bench/instructions.py`` sets it).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ def rss_kb() -> int:
 def build(kind: str, tasks: int) -> tuple[Any, Any]:
     from bench import agents
 
+    if os.environ.get("NOTIMERS"):
+        agents.no_lease_timers()
     if kind == "ours":
         return agents.ours_app(None, tasks)
     if kind == "ours-sqlite":

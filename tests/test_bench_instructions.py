@@ -1,0 +1,52 @@
+"""``bench/instructions.py`` (instructions per request of a served process under callgrind):
+its fixed-count load client against a real server on loopback, and its report. Valgrind itself
+is never part of the test run."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from bench.agents import ours_app
+from bench.instructions import drive, report
+
+
+@pytest.mark.parametrize("op", ["SendMessage", "GetTask"])
+def test_the_load_client_sends_the_exact_count_and_checks_every_answer(serve: Any, op: str) -> None:
+    app, _populate = ours_app(None, 0)
+    seen: list[bytes] = []
+
+    async def counting(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            seen.append(scope["path"].encode())
+        await app(scope, receive, send)
+
+    port = urlsplit(serve(counting)).port
+    assert port is not None
+    asyncio.run(drive(port, op, 10, 3))
+    assert len(seen) == 11  # one SendMessage to create the task first, then the 10
+
+
+def test_an_error_answer_stops_the_run(serve: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import bench.instructions as instructions
+
+    app, _populate = ours_app(None, 0)
+    port = urlsplit(serve(app)).port
+    assert port is not None
+    valid = instructions.send_body
+
+    def agent_role_after_the_first(i: int) -> bytes:  # role ROLE_AGENT: invalid params
+        return valid(i) if i < 0 else valid(i).replace(b"ROLE_USER", b"ROLE_AGENT")
+
+    monkeypatch.setattr(instructions, "send_body", agent_role_after_the_first)
+    with pytest.raises(SystemExit, match="unexpected answer"):
+        asyncio.run(drive(port, "SendMessage", 2, 1))
+
+
+def test_the_report_gives_every_server_against_ours() -> None:
+    table = report({"GetTask": {"ceiling": 128_000, "sdk": 1_180_000, "ours": 320_000}})
+    assert "| GetTask | sdk | 1,180,000 | 3.69x |" in table
+    assert "| GetTask | ceiling | 128,000 | 0.40x |" in table
+    assert "| GetTask | ours | 320,000 |  |" in table
