@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import httpx
@@ -230,6 +231,19 @@ async def test_invalid_params_carry_bad_request(served: Served) -> None:
     code, info, details = await _status(served, "GetTask", request)
     assert code.name == "INVALID_ARGUMENT" and info.reason == "INVALID_PARAMS"
     assert details["BadRequest"].field_violations[0].field == "historyLength"
+
+
+@pytest.mark.parametrize("number", [math.inf, -math.inf, math.nan])
+async def test_a_number_json_cannot_carry_is_invalid_params(served: Served, number: float) -> None:
+    """Protobuf's binary Struct carries NaN and infinity; ProtoJSON (our models) cannot. It is
+    the caller's invalid params, as ``1e400`` is a parse error over HTTP, never INTERNAL."""
+    message = a2a_pb2.Message(
+        message_id="m", role=a2a_pb2.ROLE_USER, parts=[a2a_pb2.Part(text="hi")]
+    )
+    message.metadata["x"] = number
+    request = a2a_pb2.SendMessageRequest(message=message)
+    code, info, _details = await _status(served, "SendMessage", request)
+    assert code.name == "INVALID_ARGUMENT" and info.reason == "INVALID_PARAMS"
 
 
 async def test_required_extension_and_activation() -> None:

@@ -26,6 +26,7 @@ from .errors import (
     ERROR_INFO_TYPE,
     A2AError,
     InternalError,
+    InvalidParamsError,
     TaskNotFoundError,
     error_from_rest,
 )
@@ -90,6 +91,16 @@ def to_dict(message: PbMessage) -> dict[str, Any]:
     """The ProtoJSON dict of a protobuf message (camelCase, enums by name)."""
     result: dict[str, Any] = json_format.MessageToDict(message)
     return result
+
+
+def request_dict(message: PbMessage) -> dict[str, Any]:
+    """:func:`to_dict` of a request received: a value ProtoJSON cannot carry (NaN or infinity
+    in a ``Struct``, which the binary form allows) is the caller's invalid params, as the same
+    number is a parse error over HTTP (#16 item 4), not an internal error."""
+    try:
+        return to_dict(message)
+    except json_format.SerializeToJsonError as exc:
+        raise InvalidParamsError(f"the request holds a value JSON cannot carry: {exc}") from None
 
 
 # -- errors -----------------------------------------------------------------------------------
