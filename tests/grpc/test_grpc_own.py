@@ -15,8 +15,9 @@ from simple_a2a.auth import BearerAuth
 from simple_a2a.client import GRPCTransport, afold
 from simple_a2a.protocol import errors as e
 from simple_a2a.protocol._grpc import a2a_pb2, a2a_pb2_grpc
+from simple_a2a.protocol.card import AgentInterface
 from simple_a2a.protocol.models import Message, Task, TaskState
-from tests.grpc.grpc_served import EXT, Served, make_card, start
+from tests.grpc.grpc_served import EXT, GRPC_ONLY, Served, make_card, start
 from tests.support.agents import cancel_while_subscribed
 
 
@@ -302,3 +303,34 @@ async def test_unreachable_is_a_connect_error() -> None:
     async with AsyncClient(card, retry=RetryPolicy(max_attempts=1), timeout=2) as client:
         with pytest.raises(ConnectError):
             await client.get("x")
+
+
+async def test_our_client_refuses_a_number_json_cannot_carry() -> None:
+    """Another agent's gRPC answer may hold NaN or infinity in a Struct (the binary form allows
+    it): our client raises InvalidAgentResponseError, not a bare protobuf error."""
+    from simple_a2a.protocol.errors import InvalidAgentResponseError
+
+    class InfiniteAgent(a2a_pb2_grpc.A2AServiceServicer):  # type: ignore[misc]
+        async def GetTask(self, request: Any, context: Any) -> Any:
+            task = a2a_pb2.Task(id=request.id, context_id="c")
+            task.status.state = a2a_pb2.TASK_STATE_COMPLETED
+            task.metadata["x"] = math.inf
+            return task
+
+    raw = grpc.aio.server()
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(InfiniteAgent(), raw)
+    port = raw.add_insecure_port("127.0.0.1:0")
+    await raw.start()
+    try:
+        card = make_card().model_copy(
+            update={
+                "supported_interfaces": [
+                    AgentInterface(url=f"127.0.0.1:{port}", protocol_binding="GRPC")
+                ]
+            }
+        )
+        async with AsyncClient(card, bindings=GRPC_ONLY) as client:
+            with pytest.raises(InvalidAgentResponseError, match="JSON cannot carry"):
+                await client.get("t1")
+    finally:
+        await raw.stop(0)

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from simple_a2a.protocol import grpc_v03
-from simple_a2a.protocol.errors import A2AError
+from simple_a2a.protocol.errors import A2AError, InvalidAgentResponseError
 from simple_a2a.protocol.telemetry import TELEMETRY, grpc_metadata
 
 from .errors import ClientTimeoutError, ConnectError, TransportError
@@ -175,7 +175,7 @@ class GRPCTransport(Transport):
             )
         except self._grpc.aio.AioRpcError as exc:
             raise self._map_error(exc) from exc
-        return self._from_wire(operation, self._codec.to_dict(reply))
+        return self._from_wire(operation, self._decoded(reply))
 
     async def stream(
         self,
@@ -195,12 +195,16 @@ class GRPCTransport(Transport):
         )
         try:
             async for reply in call:
-                data = self._from_wire(operation, self._codec.to_dict(reply))
+                data = self._from_wire(operation, self._decoded(reply))
                 yield SSEEvent("", data, fresh_id=False)
         except self._grpc.aio.AioRpcError as exc:
             raise self._map_error(exc) from exc
         finally:
             call.cancel()
+
+    def _decoded(self, reply: Any) -> dict[str, Any]:
+        decoded: dict[str, Any] = self._codec.received_dict(reply, InvalidAgentResponseError)
+        return decoded
 
     def _map_error(self, exc: grpc.aio.AioRpcError) -> Exception:
         """The client error or typed A2A error of a failed call."""

@@ -93,14 +93,17 @@ def to_dict(message: PbMessage) -> dict[str, Any]:
     return result
 
 
-def request_dict(message: PbMessage) -> dict[str, Any]:
-    """:func:`to_dict` of a request received: a value ProtoJSON cannot carry (NaN or infinity
-    in a ``Struct``, which the binary form allows) is the caller's invalid params, as the same
-    number is a parse error over HTTP (#16 item 4), not an internal error."""
+def received_dict(
+    message: PbMessage, refusal: type[A2AError] = InvalidParamsError
+) -> dict[str, Any]:
+    """:func:`to_dict` of a message received. A value ProtoJSON cannot carry (NaN or infinity in
+    a ``Struct``, which the binary form allows) raises ``refusal``: a request's invalid params on
+    a server (as the same number is a parse error over HTTP, #16 item 4), an invalid agent
+    response on a client; never a bare protobuf error."""
     try:
         return to_dict(message)
     except json_format.SerializeToJsonError as exc:
-        raise InvalidParamsError(f"the request holds a value JSON cannot carry: {exc}") from None
+        raise refusal(f"the message holds a value JSON cannot carry: {exc}") from None
 
 
 # -- errors -----------------------------------------------------------------------------------

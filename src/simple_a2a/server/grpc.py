@@ -38,7 +38,7 @@ from ..protocol.grpc_codec import (
     STATUS_DETAILS_KEY,
     VERSION_KEY,
     message_types,
-    request_dict,
+    received_dict,
     status_of,
     to_message,
 )
@@ -137,7 +137,7 @@ class A2AServicer:
 
     async def _prepare(self, op: Operation, request: Any, context: Context) -> tuple[Any, Any]:
         call = await self.call_context(context)
-        data = request_dict(request)
+        data = received_dict(request)
         if self.v03:
             data = grpc_v03.request_up(op.name, data)
         model = op.request_type.from_dict(data)
