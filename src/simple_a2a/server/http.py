@@ -69,9 +69,9 @@ def header_map(request: Request) -> dict[str, str]:
     return headers
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, refusing more than ``limit`` bytes before reading them all."""
-    declared = header_map(request).get("content-length")
+async def read_body(request: Request, limit: int, declared: str | None) -> bytes:
+    """The request body, refusing more than ``limit`` bytes before reading them all
+    (``declared``: its Content-Length header, if any)."""
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge(f"request body of {declared} bytes exceeds the limit of {limit} bytes")
     # ASGI messages read straight from ``receive`` (Starlette's ``Request.stream()`` is an async
@@ -149,8 +149,9 @@ async def read_json(
 
     A body above ``offload_bytes`` is parsed in a worker thread, so one large request does not
     stall every other connection (#16 item 3)."""
-    check_content_type(request)
-    body = await read_body(request, limit)
+    headers = header_map(request)
+    check_content_type(headers.get("content-type", ""))
+    body = await read_body(request, limit, headers.get("content-length"))
     if allow_empty and not body.strip():
         return None
     if offload_bytes is not None and len(body) > offload_bytes:
@@ -173,8 +174,8 @@ def response_media_type(request: Request) -> str:
     return A2A_JSON if A2A_JSON in header_map(request).get("accept", "") else JSON
 
 
-def check_content_type(request: Request) -> None:
-    given = header_map(request).get("content-type", "")
+def check_content_type(given: str) -> None:
+    """Refuse a request body whose Content-Type header (``given``) is not JSON."""
     if given in _PLAIN_JSON:  # the usual spellings, without splitting and lower-casing
         return
     ctype = given.split(";")[0].strip().lower()
