@@ -140,6 +140,22 @@ async def test_multi_turn_input_required(b: Any) -> None:
     assert second["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
+async def test_polling_a_task_sees_every_change(b: Any) -> None:
+    """GetTask answers reuse a task's encoded JSON while it is the same snapshot (server/http.py
+    ``result_json``); each change makes a new snapshot, which a poll then shows."""
+    first = (await b.call("SendMessage", {"message": user("ask")})).result["task"]
+    polls = [(await b.call("GetTask", {"id": first["id"]})).result for _ in range(3)]
+    assert polls[0] == polls[1] == polls[2]
+    assert polls[0]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    follow = user("ask large", taskId=first["id"], contextId=first["contextId"])
+    await b.call("SendMessage", {"message": follow})
+    after = (await b.call("GetTask", {"id": first["id"]})).result
+    assert after["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert len(after["history"]) > len(polls[0]["history"])
+    trimmed = (await b.call("GetTask", {"id": first["id"], "historyLength": 1})).result
+    assert len(trimmed["history"]) == 1  # a trimmed copy is encoded afresh
+
+
 async def test_stream_task_first_ids_increase_final_state(b: Any) -> None:
     out = await b.stream("SendStreamingMessage", {"message": user("steps 3")})
     assert out.headers["content-type"].startswith("text/event-stream")

@@ -283,3 +283,23 @@ def test_a_bare_number_out_of_range_is_a_parse_error() -> None:
         with pytest.raises(e.JSONParseError):
             _parse_json(body)
     assert _parse_json(b"1e99") == 1e99
+
+
+def test_encoded_get_task_answers_are_reused_per_snapshot_and_bounded() -> None:
+    """``result_json`` reuses the bytes of the same task object only (a new snapshot, even
+    equal, is encoded afresh), for GetTask only, and keeps at most ENCODED_TASKS_KEPT."""
+    from simple_a2a.protocol.models import Task, TaskState, TaskStatus
+    from simple_a2a.server import http
+
+    def task(i: int) -> Task:
+        return Task(id=f"t{i}", context_id="c", status=TaskStatus(state=TaskState.WORKING))
+
+    one = task(1)
+    assert http.result_json("GetTask", one) is http.result_json("GetTask", one)
+    twin = task(1)
+    assert http.result_json("GetTask", twin) == http.result_json("GetTask", one)
+    assert http.result_json("GetTask", twin) is not http.result_json("GetTask", one)
+    assert http.result_json("CancelTask", one) is not http.result_json("CancelTask", one)
+    for i in range(http.ENCODED_TASKS_KEPT * 2):
+        http.result_json("GetTask", task(i))
+    assert len(http._ENCODED_TASKS) == http.ENCODED_TASKS_KEPT

@@ -171,7 +171,9 @@ class TaskHandle:
     # -- reading --
     @property
     def task(self) -> Task:
-        """The task as this handle last recorded it."""
+        """The task as this handle last recorded it: a snapshot to read. Change the task through
+        the handle's verbs, never in place: stores keep this very object, and answers may reuse
+        its encoded form."""
         return self._task
 
     @property

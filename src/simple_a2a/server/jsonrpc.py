@@ -31,6 +31,7 @@ from .http import (
     json_bytes,
     read_json,
     response_media_type,
+    result_json,
     service_headers,
     sse_response,
     validate,
@@ -134,7 +135,7 @@ class JSONRPCBinding:
         result = await self.handler.handle(op.name, request, call)
         if call.version == V03:
             return json_bytes(_v03().result_to_v03(op.name, result.to_dict()))
-        return bytes(result.to_json())
+        return result_json(op.name, result)
 
     def _parse(self, op: Operation, params: dict[str, Any], call: CallContext) -> Any:
         check_raw_message(self.handler.limits, params, "params.")

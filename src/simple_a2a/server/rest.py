@@ -34,6 +34,7 @@ from .http import (
     json_bytes,
     read_json,
     response_media_type,
+    result_json,
     route_path,
     service_headers,
     sse_response,
@@ -89,7 +90,7 @@ class RESTBinding:
             if call.version == V03:
                 body = json_bytes(rest_v03.result_down(op.name, result.to_dict()))
             else:
-                body = bytes(result.to_json())
+                body = result_json(op.name, result)
             return Answer(body, media_type=media_type, headers=service_headers(call))
         except e.A2AError as err:
             return error_response(err, media_type, call)
