@@ -9,6 +9,7 @@ import functools
 import json
 import math
 import re
+import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -352,6 +353,7 @@ class Answer:
 #: entry holds its task, so an id cannot be reused while cached; the oldest goes first.
 _ENCODED_TASKS: dict[int, tuple[Any, bytes]] = {}
 ENCODED_TASKS_KEPT = 256
+_ENCODED_TASKS_WRITE = threading.Lock()
 
 
 def result_json(operation: str, result: Any) -> bytes:
@@ -363,9 +365,10 @@ def result_json(operation: str, result: Any) -> bytes:
     if hit is not None and hit[0] is result:
         return hit[1]
     body = bytes(result.to_json())
-    cache[id(result)] = (result, body)
-    if len(cache) > ENCODED_TASKS_KEPT:
-        del cache[next(iter(cache))]
+    with _ENCODED_TASKS_WRITE:  # servers on several threads' loops share the cache
+        cache[id(result)] = (result, body)
+        if len(cache) > ENCODED_TASKS_KEPT:
+            del cache[next(iter(cache))]
     return body
 
 
