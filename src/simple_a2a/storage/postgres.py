@@ -402,16 +402,10 @@ class PostgresEventLog(EventLog):
         )
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
-        async with self._db.pool.acquire() as conn:
-            seq = await self.append_on(conn, task_id, event)
+        db = self._db
+        seq = int(await db.pool.fetchval(self._append_sql, task_id, event_doc(event), db.channel))
         await self.appended(task_id, seq)
         return seq
-
-    async def append_on(self, conn: asyncpg.Connection, task_id: str, event: StreamResponse) -> int:
-        """The insert of :meth:`append` on a given connection; then call :meth:`appended`."""
-        return int(
-            await conn.fetchval(self._append_sql, task_id, event_doc(event), self._db.channel)
-        )
 
     async def appended(self, task_id: str, seq: int) -> None:
         """After an append committed: trim the log, wake this process's waiters."""
