@@ -285,10 +285,13 @@ def test_a_bare_number_out_of_range_is_a_parse_error() -> None:
     assert _parse_json(b"1e99") == 1e99
 
 
-def test_encoded_get_task_answers_are_reused_per_snapshot_and_bounded() -> None:
+def test_encoded_task_answers_are_reused_per_snapshot_and_bounded() -> None:
     """``result_json`` reuses the bytes of the same task object only (a new snapshot, even
-    equal, is encoded afresh), for GetTask only, and keeps at most ENCODED_TASKS_KEPT."""
-    from simple_a2a.protocol.models import Task, TaskState, TaskStatus
+    equal, is encoded afresh), for the task of GetTask and SendMessage answers, with exactly the
+    bytes the answer's model encodes to; the cache keeps at most its bound."""
+    from simple_a2a.protocol import encoded
+    from simple_a2a.protocol.models import Message, Part, Role, Task, TaskState, TaskStatus
+    from simple_a2a.protocol.requests import SendMessageResponse
     from simple_a2a.server import http
 
     def task(i: int) -> Task:
@@ -296,10 +299,34 @@ def test_encoded_get_task_answers_are_reused_per_snapshot_and_bounded() -> None:
 
     one = task(1)
     assert http.result_json("GetTask", one) is http.result_json("GetTask", one)
+    assert http.result_json("GetTask", one) == one.to_json()
     twin = task(1)
     assert http.result_json("GetTask", twin) == http.result_json("GetTask", one)
     assert http.result_json("GetTask", twin) is not http.result_json("GetTask", one)
     assert http.result_json("CancelTask", one) is not http.result_json("CancelTask", one)
-    for i in range(http.ENCODED_TASKS_KEPT * 2):
+
+    answer = SendMessageResponse(task=one)
+    assert http.result_json("SendMessage", answer) == answer.to_json()
+    reply = SendMessageResponse(
+        message=Message(message_id="m", role=Role.AGENT, parts=[Part(text="hi")])
+    )
+    assert http.result_json("SendMessage", reply) == reply.to_json()
+
+    for i in range(encoded.TASKS.kept * 2):
         http.result_json("GetTask", task(i))
-    assert len(http._ENCODED_TASKS) == http.ENCODED_TASKS_KEPT
+    assert len(encoded.TASKS) == encoded.TASKS.kept
+
+
+def test_encoded_cache_take_hands_over_the_bytes() -> None:
+    """``take`` (the memory store cooling a task) gets the bytes an answer was encoded to and
+    forgets them; a miss is encoded without being remembered."""
+    from simple_a2a.protocol.encoded import EncodedCache
+    from simple_a2a.protocol.models import Task, TaskState, TaskStatus
+
+    cache = EncodedCache(4)
+    task = Task(id="t", context_id="c", status=TaskStatus(state=TaskState.COMPLETED))
+    answered = cache.get(task)
+    assert cache.take(task) is answered
+    assert len(cache) == 0
+    assert cache.take(task) == task.to_json()
+    assert len(cache) == 0

@@ -9,7 +9,6 @@ import functools
 import json
 import math
 import re
-import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -23,6 +22,7 @@ from ..protocol import errors as e
 from ..protocol import sse
 from ..protocol.asgi import route_path as route_path  # one rule for the whole stack
 from ..protocol.card import AgentCard
+from ..protocol.encoded import TASKS
 from ..protocol.extensions import activate_extensions, split_list
 from ..protocol.logcontext import library_logger
 from ..protocol.versions import HEADER as VERSION_HEADER
@@ -346,30 +346,17 @@ class Answer:
         await send({"type": "http.response.body", "body": self.body})
 
 
-#: GetTask answers by the identity of the task read. A stored task is a snapshot that is replaced,
-#: never changed in place (the reducer builds a new one per event), so the same object has the
-#: same JSON: a client polling a task, what GetTask is mostly for, gets the previous poll's bytes
-#: (encoding was a tenth of a GetTask's instructions over HTTP, bench/README.md round 9). Each
-#: entry holds its task, so an id cannot be reused while cached; the oldest goes first.
-_ENCODED_TASKS: dict[int, tuple[Any, bytes]] = {}
-ENCODED_TASKS_KEPT = 256
-_ENCODED_TASKS_WRITE = threading.Lock()
-
-
 def result_json(operation: str, result: Any) -> bytes:
-    """The JSON of an operation's 1.0 result (a GetTask answer from the cache above)."""
-    if operation != "GetTask":
-        return bytes(result.to_json())
-    cache = _ENCODED_TASKS
-    hit = cache.get(id(result))
-    if hit is not None and hit[0] is result:
-        return hit[1]
-    body = bytes(result.to_json())
-    with _ENCODED_TASKS_WRITE:  # servers on several threads' loops share the cache
-        cache[id(result)] = (result, body)
-        if len(cache) > ENCODED_TASKS_KEPT:
-            del cache[next(iter(cache))]
-    return body
+    """The JSON of an operation's 1.0 result. A task answered (GetTask, a SendMessage's task)
+    is encoded once per snapshot (``protocol/encoded.py``): a client polling an unchanged task
+    gets the previous poll's bytes, and the memory store cooling a task a blocking send answered
+    with takes that answer's bytes rather than encoding the task again."""
+    if operation == "GetTask":
+        return TASKS.get(result)
+    if operation == "SendMessage" and result.task is not None:
+        # SendMessageResponse's JSON: its one set field (the oneof), the task's bytes inside
+        return b'{"task":%b}' % TASKS.get(result.task)
+    return bytes(result.to_json())
 
 
 def json_bytes(obj: Any) -> bytes:

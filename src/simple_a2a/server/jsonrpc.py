@@ -17,6 +17,7 @@ from ..auth.caller import scope_failure
 from ..protocol import errors as e
 from ..protocol import jsonrpc as rpc
 from ..protocol.card import JSONRPC
+from ..protocol.encoded import EVENTS
 from ..protocol.logcontext import library_logger
 from ..protocol.operations import OPERATIONS_BY_METHOD, V03_METHODS, Operation
 from ..protocol.requests import StreamResponse
@@ -37,7 +38,7 @@ from .http import (
     validate,
 )
 from .limits import check_raw_message
-from .tasks import StreamItem, encode_event
+from .tasks import StreamItem
 
 log = library_logger("simple_a2a.server")
 
@@ -158,7 +159,7 @@ class JSONRPCBinding:
         def render(item: StreamItem) -> bytes:
             event: StreamResponse | None = item.event
             assert event is not None
-            return prefix + encode_event(event) + tail
+            return prefix + EVENTS.get(event) + tail
 
         return render
 

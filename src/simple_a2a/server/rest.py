@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..protocol import errors as e
 from ..protocol import rest_v03
 from ..protocol.card import HTTP_JSON
+from ..protocol.encoded import EVENTS
 from ..protocol.logcontext import library_logger
 from ..protocol.operations import Operation
 from ..protocol.rest import MethodNotAllowedError, RouteNotFoundError, RouteTable, parse_query
@@ -41,7 +42,7 @@ from .http import (
     validate,
 )
 from .limits import check_raw_message
-from .tasks import StreamItem, encode_event
+from .tasks import StreamItem
 
 log = library_logger("simple_a2a.server")
 
@@ -133,7 +134,7 @@ def _renderer(op: Operation, call: CallContext) -> Any:
 
     def render(item: StreamItem) -> bytes:
         assert item.event is not None
-        return bytes(encode_event(item.event))
+        return bytes(EVENTS.get(item.event))
 
     return render
 

@@ -41,23 +41,6 @@ class StreamItem:
     event: StreamResponse | None
 
 
-_ENCODED: OrderedDict[int, tuple[StreamResponse, bytes]] = OrderedDict()
-
-
-def encode_event(event: StreamResponse) -> bytes:
-    """``event.to_json()``, remembered for the most recent events: a task's subscribers all
-    render the same logged event object, so a thousand of them encode it once."""
-    key = id(event)
-    hit = _ENCODED.get(key)
-    if hit is not None and hit[0] is event:
-        return hit[1]
-    data = event.to_json()
-    _ENCODED[key] = (event, data)  # holding the event keeps its id from being reused
-    if len(_ENCODED) > 256:
-        _ENCODED.popitem(last=False)
-    return data
-
-
 class _TaskLock:
     """A per-task lock that leaves the table when its last user is done (no lock per task kept
     forever)."""

@@ -10,6 +10,7 @@ from collections import Counter, OrderedDict, deque
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from ..protocol.encoded import TASKS
 from ..protocol.models import Task, TaskPushNotificationConfig
 from ..protocol.reducer import is_final_event
 from ..protocol.requests import StreamResponse
@@ -94,7 +95,7 @@ class MemoryTaskStore(TaskStore):
             cold_id, cold = models.popitem(last=False)
             row = self._rows.get(cold_id)
             if row is not None and row[5] is None:
-                doc = cold.to_json()
+                doc = TASKS.take(cold)  # (the bytes its last answer was encoded to, if any)
                 self._rows[cold_id] = (*row[:5], doc, -1)
                 self._packed(self._packer.add(cold_id, doc))
 
