@@ -73,9 +73,13 @@ def test_jsonrpc_standard_errors(row: list[str]) -> None:
 
 
 def test_a2a_codes_in_reserved_range() -> None:
-    """Spec §9.5: A2A-specific codes lie in -32001..-32099; every code is unique."""
-    codes = [cls.code for cls in ALL_ERRORS]
+    """Spec §9.5: A2A-specific codes lie in -32001..-32099; every code is unique, but for
+    RateLimitError: spec §3.3.2 puts "rate limit exceeded" under System Errors, JSON-RPC -32603,
+    so it is InternalError's subclass with that code, told apart by its ErrorInfo reason."""
+    codes = [cls.code for cls in ALL_ERRORS if cls is not errors.RateLimitError]
     assert len(codes) == len(set(codes))
+    assert errors.RateLimitError.code == InternalError.code
+    assert issubclass(errors.RateLimitError, InternalError)
     for cls in ALL_ERRORS:
         if not issubclass(cls, errors.JSONRPCError):
             assert -32099 <= cls.code <= -32001, cls
@@ -97,6 +101,7 @@ def _bullet_codes(category: str) -> str:
         ("Validation Errors", InvalidParamsError),
         ("Resource Errors", TaskNotFoundError),
         ("System Errors", InternalError),
+        ("System Errors", errors.RateLimitError),
     ],
 )
 def test_error_categories(category: str, cls: type[A2AError]) -> None:

@@ -16,7 +16,7 @@ import httpx
 
 from simple_a2a.protocol._base import A2AModel
 from simple_a2a.protocol.card import AgentCard, AgentInterface
-from simple_a2a.protocol.errors import A2AError
+from simple_a2a.protocol.errors import A2AError, RateLimitError
 from simple_a2a.protocol.logcontext import library_logger
 from simple_a2a.protocol.models import (
     FINAL_STATES,
@@ -331,15 +331,19 @@ class AsyncClient:
         attempt = 0
         while True:
             attempt += 1
+            delay = self.retry.delay(attempt)
             try:
                 return await transport.call(operation, data, timeout=timeout)
             except ConnectError:
                 if attempt >= self.retry.max_attempts:
                     raise
+            except RateLimitError as exc:  # refused before anything was done: safe to resend
+                if attempt >= self.retry.max_attempts:
+                    raise
+                delay = min(self.retry.max_backoff, max(delay, exc.retry_after or 0.0))
             except (ClientTimeoutError, TransportError):
                 if operation not in IDEMPOTENT or attempt >= self.retry.max_attempts:
                     raise
-            delay = self.retry.delay(attempt)
             log.info("%s failed (attempt %d); retrying in %.2fs", operation, attempt, delay)
             await asyncio.sleep(delay)
 

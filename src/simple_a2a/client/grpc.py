@@ -210,12 +210,14 @@ class GRPCTransport(Transport):
         """The client error or typed A2A error of a failed call."""
         code = exc.code()
         text = exc.details() or code.name
-        if code.name == "UNAVAILABLE":
+        trailers = exc.trailing_metadata()
+        has_status = any(key == self._codec.STATUS_DETAILS_KEY for key, _ in trailers or ())
+        if code.name == "UNAVAILABLE" and not has_status:
+            # (an agent's own UNAVAILABLE carries a status, e.g. RateLimitError's: typed below)
             return ConnectError(f"could not reach the agent over gRPC: {text}")
         if code.name == "DEADLINE_EXCEEDED":
             return ClientTimeoutError(f"timed out talking to the agent over gRPC: {text}")
         if code.name == "CANCELLED":
             return TransportError(f"the gRPC call was cancelled: {text}")
-        trailers = exc.trailing_metadata()
         err: A2AError = self._codec.error_from_trailers(code.name, exc.details() or "", trailers)
         return with_status(err, err.http_status)

@@ -45,9 +45,11 @@ log = library_logger("simple_a2a.client")
 class RetryPolicy:
     """Retries of unary calls, only where safe.
 
-    A request that never reached the agent (connection refused, connect timeout) is retried for
-    every operation; a read timeout or a dropped connection only for idempotent reads
-    (GetTask, ListTasks, the push-config reads and deletes, the extended card, the card).
+    A request that never reached the agent (connection refused, connect timeout) or that it
+    refused as over a limit (:class:`~simple_a2a.RateLimitError`, waiting at least the
+    ``retry_after`` it gave, up to ``max_backoff``) is retried for every operation; a read
+    timeout or a dropped connection only for idempotent reads (GetTask, ListTasks, the
+    push-config reads and deletes, the extended card, the card).
     ``RetryPolicy(max_attempts=1)`` turns retries off.
     """
 

@@ -9,6 +9,7 @@ The hierarchy (modelled on httpx's ``_exceptions.py``)::
     │   ├── MethodNotFoundError       -32601  unknown method / route
     │   ├── InvalidParamsError        -32602  bad parameters (names the field)
     │   └── InternalError             -32603  server fault (never the exception text)
+    │       └── RateLimitError        -32603  503 / UNAVAILABLE: over a limit, retry later
     ├── TaskNotFoundError             -32001
     ├── TaskNotCancelableError        -32002
     ├── PushNotificationNotSupportedError -32003
@@ -37,6 +38,7 @@ from typing import Any, ClassVar
 ERROR_DOMAIN = "a2a-protocol.org"
 ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
 BAD_REQUEST_TYPE = "type.googleapis.com/google.rpc.BadRequest"
+RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo"
 
 
 def _reason_of(name: str) -> str:
@@ -175,6 +177,42 @@ class InternalError(JSONRPCError):
     reason = "INTERNAL"
 
 
+class RateLimitError(InternalError):
+    """The caller is over one of the agent's limits: retry later (spec §3.3.2 "System Errors",
+    whose examples are "rate limit exceeded", HTTP 503, gRPC UNAVAILABLE and JSON-RPC -32603;
+    §13 "Rate Limiting and Abuse Prevention").
+
+    ``retry_after`` (seconds, when the agent gave one) travels as a ``google.rpc.RetryInfo``
+    detail, and over HTTP+JSON also as the ``Retry-After`` header. Nothing of the refused request
+    was done, so a client may send it again whatever the operation.
+    """
+
+    code = -32603
+    http_status = 503
+    grpc_status = "UNAVAILABLE"
+    default_message = "Too many requests; retry later"
+    reason = "RATE_LIMIT_EXCEEDED"
+
+    def __init__(
+        self, message: str | None = None, *, retry_after: float | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(message, **kwargs)
+        if retry_after is not None and self.retry_after is None:
+            self.details.append({"@type": RETRY_INFO_TYPE, "retryDelay": f"{retry_after:g}s"})
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds to wait before retrying (the ``RetryInfo`` detail), if the agent said."""
+        for detail in self.details:
+            delay = detail.get("retryDelay") if detail.get("@type") == RETRY_INFO_TYPE else None
+            if isinstance(delay, str) and delay.endswith("s"):
+                try:
+                    return max(0.0, float(delay[:-1]))
+                except ValueError:
+                    return None
+        return None
+
+
 class TaskNotFoundError(A2AError):
     code = -32001
     http_status = 404
@@ -273,6 +311,7 @@ __all__ = [
     "MethodNotFoundError",
     "PermissionDeniedError",
     "PushNotificationNotSupportedError",
+    "RateLimitError",
     "TaskNotCancelableError",
     "TaskNotFoundError",
     "UnsupportedOperationError",
@@ -298,9 +337,14 @@ ALL_ERRORS: tuple[type[A2AError], ...] = (
     VersionNotSupportedError,
     AuthenticationError,
     PermissionDeniedError,
+    RateLimitError,
 )
 
-_BY_CODE = {cls.code: cls for cls in ALL_ERRORS}
+#: A code's class is the first listed with it (-32603 is InternalError; its subclass
+#: RateLimitError is told apart by the ErrorInfo reason).
+_BY_CODE: dict[int, type[A2AError]] = {}
+for _cls in ALL_ERRORS:
+    _BY_CODE.setdefault(_cls.code, _cls)
 _BY_REASON = {cls.reason: cls for cls in ALL_ERRORS}
 
 
@@ -329,8 +373,9 @@ def error_from_jsonrpc(error: dict[str, Any]) -> A2AError:
     code = error.get("code")
     cls = _BY_CODE.get(code) if isinstance(code, int) else None
     data = error.get("data")
-    if cls is None and isinstance(data, list):
-        cls = _reason_class(data)
+    by_reason = _reason_class(data) if isinstance(data, list) else None
+    if by_reason is not None and (cls is None or issubclass(by_reason, cls)):
+        cls = by_reason  # the reason is more precise than the code (RateLimitError's -32603)
     err = _build(cls or A2AError, error.get("message"), data)
     if cls is None and isinstance(code, int):
         err.metadata.setdefault("code", str(code))

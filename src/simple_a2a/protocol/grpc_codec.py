@@ -24,6 +24,7 @@ from . import grpc_v03
 from .errors import (
     BAD_REQUEST_TYPE,
     ERROR_INFO_TYPE,
+    RETRY_INFO_TYPE,
     A2AError,
     InternalError,
     InvalidParamsError,
@@ -62,6 +63,7 @@ from ._grpc import a2a_pb2  # noqa: E402
 _KNOWN_DETAILS = {
     ERROR_INFO_TYPE: error_details_pb2.ErrorInfo,
     BAD_REQUEST_TYPE: error_details_pb2.BadRequest,
+    RETRY_INFO_TYPE: error_details_pb2.RetryInfo,
 }
 
 

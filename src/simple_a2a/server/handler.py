@@ -14,7 +14,7 @@ import contextlib
 import functools
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..protocol import errors as e
 from ..protocol import logcontext
@@ -45,6 +45,7 @@ from .leases import LeaseKeeper, bind_leases, claim_follow_up
 from .limits import (
     DEFAULT_LIMITS,
     Limits,
+    RunningTasks,
     check_caller_config_count,
     check_config_count,
     check_identifiers,
@@ -78,12 +79,9 @@ def _busy(task_id: str) -> e.A2AError:
     )
 
 
-class _Execution:
-    __slots__ = ("ctx", "runner")
-
-    def __init__(self, ctx: RequestContext, runner: asyncio.Task[None]) -> None:
-        self.ctx = ctx
-        self.runner = runner
+class _Execution(NamedTuple):
+    ctx: RequestContext
+    runner: asyncio.Task[None]
 
 
 class RequestHandler:
@@ -118,6 +116,8 @@ class RequestHandler:
         #: every change to a task goes through it (shared with push delivery, when given)
         self.tasks = tasks or TaskManager(storage, keepalive=keepalive)
         self._executions: dict[str, _Execution] = {}
+        #: executions running per caller, bounded (Limits.max_running_tasks_per_caller)
+        self.running = RunningTasks(limits)
         self._background: set[asyncio.Task[Any]] = set()
         #: ``authorize(caller, operation)`` raising PermissionDeniedError (``auth=``, spec §7.5)
         self.authorize = authorize
@@ -255,30 +255,31 @@ class RequestHandler:
             raise e.InvalidParamsError(
                 "message.role must be ROLE_USER for a client message", field="message.role"
             )
-        if message.task_id:
-            task, message, seq, joined = await self._follow_up(message, call)
-        else:
-            task, seq, joined = await self._new_task(message, request, call), 0, False
-            message = task.history[-1]
-        ctx = RequestContext(
-            self.tasks,
-            task,
-            message=message,
-            call=call,
-            metadata=request.metadata,
-            committed=bool(seq) or push_config is not None,
-        )
-        if joined:
-            # The task was left working by an executor that detached: that work still owns
-            # the task's end, so this execution returning does not complete it.
-            ctx.detached = True
-        if push_config is not None:
-            try:
-                await self._store_push_config(push_config, task.id, call)
-            except BaseException:
-                await self._release(task.id)
-                raise
-        self._launch(ctx)
+        # Limits.max_running_tasks_per_caller: refused before anything is stored
+        with self.running.reserve(call.owner):
+            if message.task_id:
+                task, message, seq, joined = await self._follow_up(message, call)
+            else:
+                task, seq, joined = await self._new_task(message, request, call), 0, False
+                message = task.history[-1]
+            ctx = RequestContext(
+                self.tasks,
+                task,
+                message=message,
+                call=call,
+                metadata=request.metadata,
+                committed=bool(seq) or push_config is not None,
+            )
+            # Joining work an executor left running (detached): that work still owns the
+            # task's end, so this execution returning does not complete it.
+            ctx.detached = joined
+            if push_config is not None:
+                try:
+                    await self._store_push_config(push_config, task.id, call)
+                except BaseException:
+                    await self._release(task.id)
+                    raise
+            self._launch(ctx, admitted=True)
         return ctx, seq
 
     async def _new_task(
@@ -360,7 +361,9 @@ class RequestHandler:
             raise
         return task, message, seq, rule is FollowUp.JOIN
 
-    def _launch(self, ctx: RequestContext) -> None:
+    def _launch(self, ctx: RequestContext, *, admitted: bool = False) -> None:
+        if not admitted:  # (recovered work: counted, never refused)
+            self.running.add(ctx.call.owner)
         runner = asyncio.create_task(self._run(ctx), name=f"a2a-task-{ctx.task_id}")
         self._executions[ctx.task_id] = _Execution(ctx, runner)
 
@@ -381,6 +384,7 @@ class RequestHandler:
             await (traced_executor(run, ctx) if TELEMETRY.on else run())
         finally:
             self._executions.pop(ctx.task_id, None)
+            self.running.leave(ctx.call.owner)
             if not ctx.detached or ctx.task.is_final:  # a detached task keeps it until final
                 await self._release(ctx.task_id)
 

@@ -7,6 +7,9 @@ the history kept per task (``max_history_length``) stay options of the server it
 
 from __future__ import annotations
 
+import contextlib
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +50,12 @@ class Limits:
     delivery_pool_timeout: float = 5.0
     #: bodies larger than this are validated in a worker thread, not on the event loop
     offload_validation_bytes: int = 256 * 1024
+    #: executions (an agent working on a message) one caller may have running at once; a
+    #: message beyond it is refused before anything is stored, as RateLimitError (HTTP 503 with
+    #: Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603). Anonymous callers count as one caller.
+    max_running_tasks_per_caller: int = 1_000
+    #: seconds a refused caller is told to wait (Retry-After, google.rpc.RetryInfo)
+    retry_after: float = 1.0
 
     def refuse(self, name: str, value: int, *, field: str | None = None) -> e.A2AError:
         """The error for ``value`` beyond the limit called ``name``."""
@@ -76,6 +85,53 @@ def uvicorn_options(shutdown_grace: float, overrides: dict[str, Any]) -> dict[st
         "backlog": 1024,
     }
     return {**options, **overrides}
+
+
+class RunningTasks:
+    """Executions running per caller (task owner; anonymous callers are one group), bounded by
+    ``Limits.max_running_tasks_per_caller``: ``returnImmediately`` starts agent work that
+    outlives its request, so without this a caller could keep any number running (spec §13
+    "Rate Limiting and Abuse Prevention", SHOULD). Counted from admission, before the task is
+    stored, to the end of the execution."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._running: Counter[str | None] = Counter()
+
+    def __len__(self) -> int:
+        return self._running.total()
+
+    @contextlib.contextmanager
+    def reserve(self, owner: str | None) -> Iterator[None]:
+        """:meth:`admit` for the block, given back if the block raises (else the execution it
+        launched holds it, until :meth:`leave`)."""
+        self.admit(owner)
+        try:
+            yield
+        except BaseException:
+            self.leave(owner)
+            raise
+
+    def admit(self, owner: str | None) -> None:
+        """Count one more for ``owner``, or raise RateLimitError when it is at the limit."""
+        limit = self.limits.max_running_tasks_per_caller
+        if self._running[owner] >= limit:
+            raise e.RateLimitError(
+                f"this caller already has {limit} tasks running "
+                f"(Limits.max_running_tasks_per_caller); retry when some have finished",
+                retry_after=self.limits.retry_after,
+            )
+        self._running[owner] += 1
+
+    def add(self, owner: str | None) -> None:
+        """Count one more without the check (recovered work: no caller to refuse)."""
+        self._running[owner] += 1
+
+    def leave(self, owner: str | None) -> None:
+        running = self._running
+        running[owner] -= 1
+        if running[owner] <= 0:
+            del running[owner]
 
 
 def _json_size(value: object) -> int:

@@ -13,6 +13,7 @@ base URL (``""`` by default: ``<base>/message:send``).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from starlette.requests import Request
@@ -145,6 +146,8 @@ def error_response(err: e.A2AError, media_type: str, call: CallContext | None) -
     headers = service_headers(call)
     if isinstance(err, MethodNotAllowedError):
         headers["Allow"] = ", ".join(err.allowed)
+    elif isinstance(err, e.RateLimitError) and err.retry_after is not None:
+        headers["Retry-After"] = str(math.ceil(err.retry_after))  # whole seconds (RFC 9110)
     body = err.to_rest()
     if call is not None and call.version == V03:
         body |= rest_v03.error_extras(type(err).__name__, err.message, err.code)

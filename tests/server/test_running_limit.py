@@ -1,0 +1,192 @@
+"""``Limits.max_running_tasks_per_caller``: a caller cannot keep agent work running without end.
+
+``returnImmediately`` starts an execution that outlives its request; without a bound one caller
+could start any number. Beyond the limit a message is refused before anything is stored, as the
+spec's "rate limit exceeded" system error (§3.3.2: HTTP 503, gRPC UNAVAILABLE, JSON-RPC -32603;
+§13 "Rate Limiting and Abuse Prevention"), with retry guidance (``google.rpc.RetryInfo``, and
+``Retry-After`` over HTTP+JSON). Real servers on loopback in the test's own event loop, so the
+agent can be held working with an ``asyncio.Event``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+
+from simple_a2a import AsyncClient, RateLimitError
+from simple_a2a.auth import BearerAuth
+from simple_a2a.client import RetryPolicy
+from simple_a2a.protocol.errors import ERROR_INFO_TYPE, RETRY_INFO_TYPE
+from simple_a2a.server import Limits, RequestContext, server
+from tests.server.test_limits import serving_here
+from tests.support import rpc
+from tests.support.agents import make_card, user
+
+H = {"A2A-Version": "1.0", "Content-Type": "application/json"}
+ALICE = {**H, "Authorization": "Bearer tok-alice"}
+BOB = {**H, "Authorization": "Bearer tok-bob"}
+
+
+class HeldAgent:
+    """Works until ``release`` is set; a message "boom" fails at once."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
+    async def __call__(self, ctx: RequestContext) -> str:
+        if ctx.text == "boom":
+            raise RuntimeError("agent failure")
+        await ctx.start()
+        await self.release.wait()
+        return "done"
+
+
+def _send(text: str = "work", **params: Any) -> dict[str, Any]:
+    return rpc(
+        "SendMessage",
+        {"message": user(text), "configuration": {"returnImmediately": True}, **params},
+    )
+
+
+def _details(error: dict[str, Any], key: str) -> dict[str, dict[str, Any]]:
+    return {d["@type"]: d for d in error[key]}
+
+
+async def _wait_idle(srv: Any) -> None:
+    for _ in range(200):
+        if len(srv.handler.running) == 0:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"executions still counted: {len(srv.handler.running)}")
+
+
+async def test_jsonrpc_refuses_beyond_the_limit_per_caller_and_stores_nothing() -> None:
+    agent = HeldAgent()
+    auth = BearerAuth(tokens={"tok-alice": "alice", "tok-bob": "bob"})
+    srv = server(make_card(), agent, auth=auth, limits=Limits(max_running_tasks_per_caller=2))
+    async with (
+        serving_here(srv) as port,
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as http,
+    ):
+        for _ in range(2):
+            ok = (await http.post("/", json=_send(), headers=ALICE)).json()
+            assert ok["result"]["task"]["status"]["state"] in (
+                "TASK_STATE_SUBMITTED",
+                "TASK_STATE_WORKING",
+            )
+        refused = await http.post("/", json=_send(), headers=ALICE)
+        error = refused.json()["error"]
+        assert error["code"] == -32603  # spec §3.3.2 System Errors
+        assert "Limits.max_running_tasks_per_caller" in error["message"]
+        details = _details(error, "data")
+        assert details[ERROR_INFO_TYPE]["reason"] == "RATE_LIMIT_EXCEEDED"
+        assert details[RETRY_INFO_TYPE]["retryDelay"] == "1s"
+        listed = (await http.post("/", json=rpc("ListTasks", {}), headers=ALICE)).json()
+        assert len(listed["result"]["tasks"]) == 2  # the refused message stored nothing
+        # Per caller: bob has his own count.
+        assert "result" in (await http.post("/", json=_send(), headers=BOB)).json()
+        agent.release.set()
+        await _wait_idle(srv)
+        # The finished executions gave their places back.
+        assert "result" in (await http.post("/", json=_send(), headers=ALICE)).json()
+        await _wait_idle(srv)
+
+
+async def test_rest_answers_503_with_retry_after() -> None:
+    agent = HeldAgent()
+    limits = Limits(max_running_tasks_per_caller=1, retry_after=2.5)
+    srv = server(make_card(), agent, limits=limits)
+    body = {"message": user("work"), "configuration": {"returnImmediately": True}}
+    async with (
+        serving_here(srv) as port,
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as http,
+    ):
+        assert (await http.post("/message:send", json=body, headers=H)).status_code == 200
+        refused = await http.post("/message:send", json=body, headers=H)
+        assert refused.status_code == 503
+        assert refused.headers["retry-after"] == "3"  # whole seconds, rounded up
+        error = refused.json()["error"]
+        assert error["status"] == "UNAVAILABLE" and error["code"] == 503
+        details = _details(error, "details")
+        assert details[ERROR_INFO_TYPE]["reason"] == "RATE_LIMIT_EXCEEDED"
+        assert details[RETRY_INFO_TYPE]["retryDelay"] == "2.5s"
+        # Anonymous callers are one caller: a second anonymous one is refused as well.
+        other = await http.post("/", json=_send(), headers=H)
+        assert other.json()["error"]["code"] == -32603
+        agent.release.set()
+        await _wait_idle(srv)
+
+
+async def test_the_place_is_given_back_on_every_way_out() -> None:
+    """A refused follow-up (unknown task), a failing agent and a blocking send that completed
+    each give their place back: a limit of 1 still admits the next message."""
+    agent = HeldAgent()
+    agent.release.set()
+    srv = server(make_card(), agent, limits=Limits(max_running_tasks_per_caller=1))
+    async with (
+        serving_here(srv) as port,
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as http,
+    ):
+        for _ in range(3):
+            unknown = user("more", taskId="no-such-task")
+            answer = (
+                await http.post("/", json=rpc("SendMessage", {"message": unknown}), headers=H)
+            ).json()
+            assert answer["error"]["code"] == -32001  # TaskNotFound, not the limit
+        for _ in range(3):
+            failed = (
+                await http.post("/", json=rpc("SendMessage", {"message": user("boom")}), headers=H)
+            ).json()
+            assert failed["result"]["task"]["status"]["state"] == "TASK_STATE_FAILED"
+        for _ in range(3):
+            done = (
+                await http.post("/", json=rpc("SendMessage", {"message": user("work")}), headers=H)
+            ).json()
+            assert done["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        await _wait_idle(srv)
+
+
+async def test_our_client_retries_after_the_agents_delay_and_can_be_told_not_to() -> None:
+    agent = HeldAgent()
+    limits = Limits(max_running_tasks_per_caller=1, retry_after=0.3)
+    srv = server(make_card(), agent, limits=limits)
+    async with serving_here(srv) as port:
+        url = f"http://127.0.0.1:{port}"
+        async with AsyncClient(url, retry=RetryPolicy(max_attempts=1)) as client:
+            await client.send("work", return_immediately=True)
+            with pytest.raises(RateLimitError) as refused:
+                await client.send("work", return_immediately=True)
+            assert refused.value.retry_after == 0.3 and refused.value.http_status == 503
+
+            async def release_soon() -> None:
+                await asyncio.sleep(0.1)
+                agent.release.set()
+
+        releasing = asyncio.create_task(release_soon())
+        async with AsyncClient(url, retry=RetryPolicy(max_attempts=5)) as client:
+            task = await client.send("work")  # refused once, resent after 0.3 s: admitted
+            assert task.status.state.value == "TASK_STATE_COMPLETED"
+        await releasing
+        await _wait_idle(srv)
+
+
+async def test_grpc_is_unavailable_with_the_status_and_our_client_reads_it() -> None:
+    pytest.importorskip("grpc")
+    from tests.grpc.grpc_served import start
+
+    agent = HeldAgent()
+    served = await start(executor=agent, push=None, limits=Limits(max_running_tasks_per_caller=1))
+    try:
+        async with served.client(retry=RetryPolicy(max_attempts=1)) as client:
+            await client.send("work", return_immediately=True)
+            with pytest.raises(RateLimitError) as refused:  # not a ConnectError
+                await client.send("work", return_immediately=True)
+            assert refused.value.retry_after == 1.0
+            assert refused.value.grpc_status == "UNAVAILABLE"
+        agent.release.set()
+        await _wait_idle(served.a2a)
+    finally:
+        await served.close()
