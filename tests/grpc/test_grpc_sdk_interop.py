@@ -252,3 +252,34 @@ async def test_our_client_discovers_grpc_url_forms(form: str, serve: Any) -> Non
             assert isinstance(task, Task) and task.artifacts[0].parts[0].text == "echo: hello"
     finally:
         await server.stop(0)
+
+
+@pytest.mark.interop(**THEIRS)
+async def test_sdk_client_rate_limited_send() -> None:
+    """Our RateLimitError over gRPC (UNAVAILABLE with a google.rpc.Status) reaches the SDK's
+    client as an error of its own carrying our message; once the work ended, the next message
+    is served."""
+    from a2a.utils.errors import A2AError
+
+    from simple_a2a.server import Limits
+    from tests.grpc.grpc_served import start
+    from tests.server.test_running_limit import HeldAgent, wait_idle
+
+    agent = HeldAgent()
+    served = await start(executor=agent, push=None, limits=Limits(max_running_tasks_per_caller=1))
+    client = sdk_client(served, streaming=False)
+    try:
+        held = message("work")
+        held.configuration.return_immediately = True
+        first = [ev async for ev in client.send_message(held)]
+        assert first[-1].task.status.state != TaskState.TASK_STATE_COMPLETED
+        with pytest.raises(A2AError) as refused:
+            [ev async for ev in client.send_message(held)]
+        assert "Limits.max_running_tasks_per_caller" in str(refused.value)
+        agent.release.set()
+        await wait_idle(served.a2a)
+        events = [ev async for ev in client.send_message(message("work"))]
+        assert events[-1].task.status.state == TaskState.TASK_STATE_COMPLETED
+    finally:
+        await client.close()
+        await served.close()

@@ -55,7 +55,7 @@ def _details(error: dict[str, Any], key: str) -> dict[str, dict[str, Any]]:
     return {d["@type"]: d for d in error[key]}
 
 
-async def _wait_idle(srv: Any) -> None:
+async def wait_idle(srv: Any) -> None:
     for _ in range(200):
         if len(srv.handler.running) == 0:
             return
@@ -89,10 +89,10 @@ async def test_jsonrpc_refuses_beyond_the_limit_per_caller_and_stores_nothing() 
         # Per caller: bob has his own count.
         assert "result" in (await http.post("/", json=_send(), headers=BOB)).json()
         agent.release.set()
-        await _wait_idle(srv)
+        await wait_idle(srv)
         # The finished executions gave their places back.
         assert "result" in (await http.post("/", json=_send(), headers=ALICE)).json()
-        await _wait_idle(srv)
+        await wait_idle(srv)
 
 
 async def test_rest_answers_503_with_retry_after() -> None:
@@ -117,7 +117,7 @@ async def test_rest_answers_503_with_retry_after() -> None:
         other = await http.post("/", json=_send(), headers=H)
         assert other.json()["error"]["code"] == -32603
         agent.release.set()
-        await _wait_idle(srv)
+        await wait_idle(srv)
 
 
 async def test_the_place_is_given_back_on_every_way_out() -> None:
@@ -146,7 +146,7 @@ async def test_the_place_is_given_back_on_every_way_out() -> None:
                 await http.post("/", json=rpc("SendMessage", {"message": user("work")}), headers=H)
             ).json()
             assert done["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-        await _wait_idle(srv)
+        await wait_idle(srv)
 
 
 async def test_our_client_retries_after_the_agents_delay_and_can_be_told_not_to() -> None:
@@ -170,7 +170,7 @@ async def test_our_client_retries_after_the_agents_delay_and_can_be_told_not_to(
             task = await client.send("work")  # refused once, resent after 0.3 s: admitted
             assert task.status.state.value == "TASK_STATE_COMPLETED"
         await releasing
-        await _wait_idle(srv)
+        await wait_idle(srv)
 
 
 async def test_grpc_is_unavailable_with_the_status_and_our_client_reads_it() -> None:
@@ -187,6 +187,6 @@ async def test_grpc_is_unavailable_with_the_status_and_our_client_reads_it() -> 
             assert refused.value.retry_after == 1.0
             assert refused.value.grpc_status == "UNAVAILABLE"
         agent.release.set()
-        await _wait_idle(served.a2a)
+        await wait_idle(served.a2a)
     finally:
         await served.close()

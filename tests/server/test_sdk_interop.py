@@ -35,7 +35,7 @@ from a2a.types import (
 )
 from a2a.utils.errors import TaskNotFoundError
 
-from simple_a2a.server import server
+from simple_a2a.server import Limits, server
 from tests.support.agents import TestAgent, make_card, serving
 
 pytestmark = pytest.mark.interop(peer="Python SDK 1.3.0", direction="theirs → ours")
@@ -185,3 +185,37 @@ async def test_push_config_operations(sdk: Any, setup: tuple[str, str]) -> None:
 async def test_extended_card(sdk: Any) -> None:
     card = await sdk.get_extended_agent_card(GetExtendedAgentCardRequest())
     assert card.name == "Extended"
+
+
+@pytest.mark.parametrize("setup", SETUPS, ids=[f"{b}-{v}" for b, v in SETUPS])
+async def test_rate_limited_send_is_an_error_of_its_own(setup: tuple[str, str]) -> None:
+    """Our RateLimitError (``Limits.max_running_tasks_per_caller``) reaches the SDK as one of its
+    own errors (JSON-RPC: its ``InternalError`` with our message, the code being -32603;
+    HTTP+JSON: its ``A2AClientError`` for the 503), and the next message is served once the
+    running work ended."""
+    from a2a.utils.errors import A2AError
+
+    from tests.server.test_limits import serving_here
+    from tests.server.test_running_limit import HeldAgent, wait_idle
+
+    agent = HeldAgent()
+    srv = server(make_card(), agent, limits=Limits(max_running_tasks_per_caller=1))
+    async with serving_here(srv) as port:
+        client = await make_client(f"http://127.0.0.1:{port}", setup, streaming=False)
+        try:
+            held = message("work")
+            held.configuration.return_immediately = True
+            first = [ev async for ev in client.send_message(held)]
+            assert first[-1].task.status.state != TaskState.TASK_STATE_COMPLETED
+            with pytest.raises(A2AError) as refused:
+                [ev async for ev in client.send_message(held)]
+            text = str(refused.value)
+            if setup[0] == "JSONRPC":
+                assert "Limits.max_running_tasks_per_caller" in text
+            else:
+                assert "503" in text
+            agent.release.set()
+            await wait_idle(srv)
+            assert (await send(client, "work")).status.state == TaskState.TASK_STATE_COMPLETED
+        finally:
+            await client.close()
