@@ -7,9 +7,6 @@ the history kept per task (``max_history_length``) stay options of the server it
 
 from __future__ import annotations
 
-import contextlib
-from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,46 +89,59 @@ class RunningTasks:
     ``Limits.max_running_tasks_per_caller``: ``returnImmediately`` starts agent work that
     outlives its request, so without this a caller could keep any number running (spec §13
     "Rate Limiting and Abuse Prevention", SHOULD). Counted from admission, before the task is
-    stored, to the end of the execution."""
+    stored, to the end of the execution. (A plain dict, not a Counter: a Counter's missing key
+    is a Python call, and this runs twice per message.)"""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self._running: Counter[str | None] = Counter()
+        self._running: dict[str | None, int] = {}
 
     def __len__(self) -> int:
-        return self._running.total()
-
-    @contextlib.contextmanager
-    def reserve(self, owner: str | None) -> Iterator[None]:
-        """:meth:`admit` for the block, given back if the block raises (else the execution it
-        launched holds it, until :meth:`leave`)."""
-        self.admit(owner)
-        try:
-            yield
-        except BaseException:
-            self.leave(owner)
-            raise
+        return sum(self._running.values())
 
     def admit(self, owner: str | None) -> None:
         """Count one more for ``owner``, or raise RateLimitError when it is at the limit."""
+        running = self._running.get(owner, 0)
         limit = self.limits.max_running_tasks_per_caller
-        if self._running[owner] >= limit:
+        if running >= limit:
             raise e.RateLimitError(
                 f"this caller already has {limit} tasks running "
                 f"(Limits.max_running_tasks_per_caller); retry when some have finished",
                 retry_after=self.limits.retry_after,
             )
-        self._running[owner] += 1
+        self._running[owner] = running + 1
+
+    def reserve(self, owner: str | None) -> _Reservation:
+        """:meth:`admit`, for a ``with`` block that gives the place back if it raises (else the
+        execution it launched holds it, until :meth:`leave`)."""
+        self.admit(owner)
+        return _Reservation(self, owner)
 
     def add(self, owner: str | None) -> None:
         """Count one more without the check (recovered work: no caller to refuse)."""
-        self._running[owner] += 1
+        self._running[owner] = self._running.get(owner, 0) + 1
 
     def leave(self, owner: str | None) -> None:
-        running = self._running
-        running[owner] -= 1
-        if running[owner] <= 0:
-            del running[owner]
+        left = self._running[owner] - 1
+        if left:
+            self._running[owner] = left
+        else:
+            del self._running[owner]
+
+
+class _Reservation:
+    __slots__ = ("owner", "running")
+
+    def __init__(self, running: RunningTasks, owner: str | None) -> None:
+        self.running = running
+        self.owner = owner
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is not None:
+            self.running.leave(self.owner)
 
 
 def _json_size(value: object) -> int:
