@@ -49,7 +49,8 @@ class Limits:
     offload_validation_bytes: int = 256 * 1024
     #: executions (an agent working on a message) one caller may have running at once; a
     #: message beyond it is refused before anything is stored, as RateLimitError (HTTP 503 with
-    #: Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603). Anonymous callers count as one caller.
+    #: Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603). Anonymous callers count as one caller;
+    #: each server process (replica) counts its own executions.
     max_running_tasks_per_caller: int = 1_000
     #: seconds a refused caller is told to wait (Retry-After, google.rpc.RetryInfo)
     retry_after: float = 1.0
