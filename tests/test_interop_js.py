@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import AsyncIterator, Iterator
@@ -37,7 +38,7 @@ from simple_a2a.protocol.errors import (
     UnsupportedOperationError,
 )
 from simple_a2a.protocol.models import TaskPushNotificationConfig
-from simple_a2a.server import server
+from simple_a2a.server import Limits, server
 from tests.conftest import free_port
 from tests.interop.peers import peer_agent
 from tests.push.push_helpers import Receiver, settings
@@ -218,6 +219,34 @@ def test_their_client_types_task_not_found(their_client: dict[str, Any]) -> None
     for name in ("get_missing", "cancel_missing", "subscribe_missing"):
         error = failed(their_client, name)
         assert error["taskNotFound"] and error["reason"] == "TASK_NOT_FOUND", (name, error)
+
+
+@pytest.mark.interop(**THEIRS)
+@pytest.mark.parametrize("setup", SETUPS, ids=[f"{b}-{v}" for b, v in SETUPS])
+def test_their_client_meets_our_rate_limit(node: str, setup: tuple[str, str]) -> None:
+    """Our RateLimitError (``Limits.max_running_tasks_per_caller`` = 1): the SDK's client gets
+    an error carrying our message on every transport (JSON-RPC -32603, HTTP+JSON 503, gRPC
+    UNAVAILABLE), never a hang or a parse failure; the task it holds is then canceled."""
+    agent = server(make_card(), TestAgent(), limits=Limits(max_running_tasks_per_caller=1))
+    with serving(agent.app, grpc_of=agent) as base:
+        done = subprocess.run(
+            [node, str(HERE / "client.mjs"), base, *setup],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            cwd=HERE,
+            env={**os.environ, "SCENARIO": "rate_limit"},
+        )
+    assert done.returncode == 0, f"the JS SDK client failed: {done.stderr[-2000:]}"
+    steps = json.loads(done.stdout.strip().splitlines()[-1])
+    assert ok(steps, "held")["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+    assert not steps["refused"]["ok"], steps["refused"]
+    error = steps["refused"]["error"]
+    assert "Limits.max_running_tasks_per_caller" in error["message"], error
+    # (typed by the SDK, as its own A2A error class, on every transport but its 0.3 REST one)
+    assert error["typed"] or setup == ("HTTP+JSON", "0.3"), error
+    assert ok(steps, "cancel_held")["state"] == "TASK_STATE_CANCELED"
 
 
 # -- our client against the SDK's agent ----------------------------------------------------------

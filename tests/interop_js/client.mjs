@@ -107,6 +107,20 @@ if (!client) {
 }
 results.card.value = { transport: client.transport.protocolName, version: client.protocolVersion };
 
+// SCENARIO=rate_limit: against an agent allowing one running task per caller, a second message
+// while the first runs is refused (our RateLimitError); then the first is canceled.
+if (process.env.SCENARIO === 'rate_limit') {
+  const held = await step('held', async () =>
+    summary(await client.sendMessage(send(message('slow'), configuration({ returnImmediately: true })))),
+  );
+  await step('refused', async () =>
+    summary(await client.sendMessage(send(message('slow'), configuration({ returnImmediately: true })))),
+  );
+  await step('cancel_held', async () => summary(await client.cancelTask(byId(held?.id))));
+  console.log(JSON.stringify(results));
+  process.exit(0);
+}
+
 const echo = await step('send', async () => summary(await client.sendMessage(send(message('echo hi')))));
 await step('stream', () => collect(client.sendMessageStream(send(message('steps 3')))));
 await step('get', async () => summary(await client.getTask(byId(echo?.id))));
