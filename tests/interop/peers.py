@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -59,14 +60,18 @@ def sdk03_agent() -> Iterator[str]:
         yield base
 
 
-def run_sdk03_client(base: str, transport: str, hook: str) -> dict[str, Any]:
-    """Run tests/interop/sdk03_client.py with the 0.3.26 SDK against ``base``."""
+def run_sdk03_client(
+    base: str, transport: str, hook: str, scenario: str | None = None
+) -> dict[str, Any]:
+    """Run tests/interop/sdk03_client.py with the 0.3.26 SDK against ``base`` (``scenario``:
+    its ``SCENARIO``, e.g. ``rate_limit``)."""
     done = subprocess.run(
         [sdk03_python(), str(HERE / "sdk03_client.py"), base, transport, hook],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        env={**os.environ, "SCENARIO": scenario} if scenario else None,
     )
     if done.returncode != 0:
         raise AssertionError(f"the SDK 0.3.26 client failed: {done.stderr[-2000:]}")

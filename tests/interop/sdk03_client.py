@@ -7,6 +7,8 @@ slow/reply commands, tests/support/agents.py) and prints one JSON object: step â
 back, or ``"error: <class name> <code>"`` when the step raised (over gRPC the SDK's client lets
 grpc's ``AioRpcError`` through: ``"error: AioRpcError <status> <error named by the message>"``).
 
+With ``SCENARIO=rate_limit`` in the environment it runs :func:`rate_limited` instead.
+
 Over gRPC it also calls, through the SDK's own generated stub and protobuf messages
 (``a2a.grpc``), the rpcs its ``Client`` has no method for: list and delete push configs, and
 ``GetAgentCard``.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import uuid
 from typing import Any
@@ -64,19 +67,43 @@ async def step(results: dict[str, Any], name: str, coro: Any) -> Any:
     return value
 
 
+def sdk_client(http: httpx.AsyncClient, card: Any, transport: str, **options: Any) -> Any:
+    config = ClientConfig(
+        httpx_client=http,
+        supported_transports=[transport],
+        grpc_channel_factory=grpc.aio.insecure_channel,  # for "GRPC"
+        **options,
+    )
+    return ClientFactory(config).create(card)
+
+
+async def rate_limited(base: str, transport: str) -> dict[str, Any]:
+    """``SCENARIO=rate_limit``: against an agent allowing one running task per caller, a second
+    message while the first runs is refused (our RateLimitError); then the first is canceled."""
+    out: dict[str, Any] = {}
+    async with httpx.AsyncClient(timeout=10) as http:
+        card = await A2ACardResolver(http, base).get_agent_card()
+        polling = sdk_client(http, card, transport, polling=True, streaming=False)
+        held = await step(out, "held", last_task(polling, message("slow")))
+        if held is not None:
+            out["held"] = held.status.state.value
+        refused = await step(out, "refused", last_task(polling, message("slow")))
+        if refused is not None:
+            out["refused"] = refused.status.state.value
+        if held is not None:
+            canceled = await step(out, "cancel", polling.cancel_task(TaskIdParams(id=held.id)))
+            if canceled is not None:
+                out["cancel"] = canceled.status.state.value
+    return out
+
+
 async def main(base: str, transport: str, hook: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     async with httpx.AsyncClient(timeout=10) as http:
         card = await A2ACardResolver(http, base).get_agent_card()
 
         def client(**options: Any) -> Any:
-            config = ClientConfig(
-                httpx_client=http,
-                supported_transports=[transport],
-                grpc_channel_factory=grpc.aio.insecure_channel,  # for "GRPC"
-                **options,
-            )
-            return ClientFactory(config).create(card)
+            return sdk_client(http, card, transport, **options)
 
         unary = client(streaming=False)
         streaming = client(streaming=True)
@@ -184,4 +211,7 @@ async def grpc_stub_operations(
 
 
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3]))))
+    if os.environ.get("SCENARIO") == "rate_limit":
+        print(json.dumps(asyncio.run(rate_limited(sys.argv[1], sys.argv[2]))))
+    else:
+        print(json.dumps(asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3]))))

@@ -26,7 +26,7 @@ from simple_a2a.protocol.errors import (
     TaskNotCancelableError,
 )
 from simple_a2a.protocol.models import TaskPushNotificationConfig
-from simple_a2a.server import server
+from simple_a2a.server import Limits, server
 from tests.interop.peers import run_sdk03_client, sdk03_agent
 from tests.push.push_helpers import Receiver, settings
 from tests.support.agents import TestAgent, make_card, serving
@@ -242,3 +242,20 @@ def test_their_client_every_operation(our_server: str, transport: str) -> None:
         # 0.3 §7.10: GetAgentCard is the authenticated extended card, there only when the card
         # says supportsAuthenticatedExtendedCard (ours does not)
         assert out["card"].endswith("FAILED_PRECONDITION UnsupportedOperationError"), out
+
+
+@pytest.mark.interop(**THEIRS)
+@pytest.mark.parametrize("transport", [*BINDINGS, "GRPC"])
+def test_their_client_meets_our_rate_limit(transport: str) -> None:
+    """Our RateLimitError (``Limits.max_running_tasks_per_caller`` = 1) to the 0.3.26 client:
+    JSON-RPC -32603, HTTP 503, gRPC UNAVAILABLE naming the error as 0.3 servers do; the task
+    it holds is then canceled as usual."""
+    agent = server(make_card(), TestAgent(), limits=Limits(max_running_tasks_per_caller=1))
+    with serving(agent.app, grpc_of=agent) as base:
+        out = run_sdk03_client(base, transport, "http://127.0.0.1:9/hook", "rate_limit")
+    assert out["held"] in ("submitted", "working"), out
+    expected = {"JSONRPC": "-32603", "HTTP+JSON": "503"}.get(
+        transport, "UNAVAILABLE RateLimitError"
+    )
+    assert out["refused"].startswith("error: ") and out["refused"].endswith(expected), out
+    assert out["cancel"] == "canceled", out
