@@ -39,6 +39,7 @@ from simple_a2a.storage import (
     ConcurrentUpdateError,
     Storage,
     StoredTask,
+    TaskChange,
     TaskExistsError,
     TaskQuery,
 )
@@ -708,6 +709,41 @@ class StorageConformance(IncrementalUpdateConformance, LeaseConformance):
             assert [s.task.id for s in await second.tasks.active_tasks()] == []
         finally:
             await second.close()
+
+    async def test_a_read_never_answers_a_snapshot_another_instance_replaced(
+        self, make_storage: StorageFactory
+    ) -> None:
+        """A reader that read a task before (SQL stores keep what they read, to answer an
+        unchanged task without rebuilding it: ``_layout.KnownTasks``) sees every change another
+        instance makes, to the core row or only to its child rows, and a deletion."""
+        if not self.durable:
+            pytest.skip("not a shared backend")
+        reader, writer = make_storage(), make_storage()
+        await reader.open()
+        await writer.open()
+        try:
+            await writer.tasks.create(make_task("t1"), owner="alice")
+            first = await reader.tasks.get("t1")
+            again = await reader.tasks.get("t1")
+            assert first is not None and again is not None
+            assert again.task.to_json() == first.task.to_json() and again.version == 1
+            # only child rows: a history message (the core row keeps its document)
+            grown = first.task.model_copy(update={"history": [Message.user("more")]})
+            change = TaskChange(kind="history", appended=1)
+            assert await writer.tasks.update(grown, expected_version=1, change=change) == 2
+            seen = await reader.tasks.get("t1")
+            assert seen is not None and (seen.version, seen.owner) == (2, "alice")
+            assert seen.task.to_json() == grown.to_json()
+            # the core row and the children
+            rich = rich_task("t1")
+            assert await writer.tasks.update(rich, expected_version=2) == 3
+            seen = await reader.tasks.get("t1")
+            assert seen is not None and seen.task.to_json() == rich.to_json()
+            assert await writer.tasks.delete("t1")
+            assert await reader.tasks.get("t1") is None
+        finally:
+            await reader.close()
+            await writer.close()
 
     async def test_second_instance_sees_writes_and_wakes(
         self, make_storage: StorageFactory

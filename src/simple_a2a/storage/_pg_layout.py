@@ -44,6 +44,13 @@ class TaskSQL:
         #: ``id, core doc, version, owner, artifact docs, history docs``.
         self.columns = f"id, doc, version, owner, {aggregate(art)}, {aggregate(hist)}"
         self.get = f"SELECT {self.columns} FROM {s}.tasks WHERE id = $1"
+        # The same, for a task whose version $2 the store knows (``_layout.KnownTasks``): at that
+        # version only the version comes back, the documents are neither aggregated nor sent.
+        unless = "CASE WHEN version = $2 THEN NULL ELSE {} END".format
+        self.get_unless = (
+            f"SELECT id, {unless('doc')}, version, owner, {unless(aggregate(art))},"
+            f" {unless(aggregate(hist))} FROM {s}.tasks WHERE id = $1"
+        )
 
         def children(k: int) -> str:
             """CTEs writing the rows of :meth:`row_args` bound from ``$k``; ``$1`` is the id."""

@@ -59,7 +59,7 @@ from ._common import (
     push_doc,
     task_row,
 )
-from ._layout import assemble, core_doc, full_plan, split_doc, write_plan
+from ._layout import KnownTasks, assemble, core_doc, full_plan, split_doc, write_plan
 from ._leases import PostgresLeaseStore, postgres_migration
 from ._pg_layout import TaskSQL, event_ctes
 from .base import (
@@ -283,6 +283,7 @@ class PostgresTaskStore(TaskStore):
     def __init__(self, db: _Database) -> None:
         self._db = db
         self._sql = TaskSQL(db.s)
+        self._known = KnownTasks()  # (_layout.py: GetTask of an unchanged task)
 
     async def create(self, task: Task, *, owner: str | None = None) -> int:
         async with self._db.pool.acquire() as conn:
@@ -323,8 +324,18 @@ class PostgresTaskStore(TaskStore):
         return written
 
     async def get(self, task_id: str) -> StoredTask | None:
-        found = await self._db.pool.fetchrow(self._sql.get, task_id)
-        return None if found is None else assemble(*found[1:])
+        known = self._known.get(task_id)
+        if known is None:
+            found = await self._db.pool.fetchrow(self._sql.get, task_id)
+        else:
+            found = await self._db.pool.fetchrow(self._sql.get_unless, task_id, known.version)
+        if found is None:
+            self._known.forget(task_id)
+            return None
+        # (unchanged since read: no child rows aggregated, no model built)
+        stored = known if known is not None and found[2] == known.version else assemble(*found[1:])
+        self._known.keep(stored)
+        return stored
 
     async def update(
         self, task: Task, *, expected_version: int, change: TaskChange | None = None
@@ -379,6 +390,7 @@ class PostgresTaskStore(TaskStore):
         return TaskPage(tasks, int(total), len(rows) > limit)
 
     async def delete(self, task_id: str) -> bool:
+        self._known.forget(task_id)
         return bool(await self._db.pool.fetchval(self._sql.delete, task_id))
 
     async def active_tasks(self) -> builtins.list[StoredTask]:

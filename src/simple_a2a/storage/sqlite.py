@@ -62,7 +62,7 @@ from ._common import (
     task_row,
     to_micros,
 )
-from ._layout import core_doc, full_plan, write_plan
+from ._layout import KnownTasks, core_doc, full_plan, write_plan
 from ._leases import SQLiteLeaseStore
 from ._sqlite_db import _Database
 from ._sqlite_layout import assemble_rows, write_rows
@@ -93,6 +93,7 @@ class SQLiteTaskStore(TaskStore):
 
     def __init__(self, db: _Database) -> None:
         self._db = db
+        self._known = KnownTasks()  # (_layout.py: GetTask of an unchanged task)
 
     async def create(self, task: Task, *, owner: str | None = None) -> int:
         return await self._db.write(self.creating(task, owner))
@@ -119,12 +120,21 @@ class SQLiteTaskStore(TaskStore):
         return run
 
     async def get(self, task_id: str) -> StoredTask | None:
+        known = self._known.get(task_id)
+
         def run(conn: Conn) -> builtins.list[StoredTask]:
             sql = "SELECT id, doc, version, owner FROM tasks WHERE id = ?"
-            return assemble_rows(conn, conn.execute(sql, (task_id,)).fetchall())
+            rows = conn.execute(sql, (task_id,)).fetchall()
+            if known is not None and rows and rows[0][2] == known.version:
+                return [known]  # unchanged since read: no child rows, no model built
+            return assemble_rows(conn, rows)
 
         found = await self._db.read(run, snapshot=True, point=True)
-        return found[0] if found else None
+        if not found:
+            self._known.forget(task_id)
+            return None
+        self._known.keep(found[0])
+        return found[0]
 
     async def update(
         self, task: Task, *, expected_version: int, change: TaskChange | None = None
@@ -197,6 +207,7 @@ class SQLiteTaskStore(TaskStore):
             conn.execute("DELETE FROM task_history WHERE task_id = ?", (task_id,))
             return conn.execute("DELETE FROM tasks WHERE id = ?", (task_id,)).rowcount > 0
 
+        self._known.forget(task_id)
         return await self._db.write(run)
 
     async def active_tasks(self) -> builtins.list[StoredTask]:
