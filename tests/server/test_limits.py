@@ -307,6 +307,8 @@ def test_encoded_task_answers_are_reused_per_snapshot_and_bounded() -> None:
 
     answer = SendMessageResponse(task=one)
     assert http.result_json("SendMessage", answer) == answer.to_json()
+    kept = http.result_json("SendMessage", answer, keep_sent=True)  # (the memory store's)
+    assert kept == answer.to_json() and encoded.TASKS.take(one) == one.to_json()
     reply = SendMessageResponse(
         message=Message(message_id="m", role=Role.AGENT, parts=[Part(text="hi")])
     )

@@ -346,14 +346,15 @@ class Answer:
         await send({"type": "http.response.body", "body": self.body})
 
 
-def result_json(operation: str, result: Any) -> bytes:
-    """The JSON of an operation's 1.0 result. A task answered (GetTask, a SendMessage's task)
-    is encoded once per snapshot (``protocol/encoded.py``): a client polling an unchanged task
-    gets the previous poll's bytes, and the memory store cooling a task a blocking send answered
-    with takes that answer's bytes rather than encoding the task again."""
+def result_json(operation: str, result: Any, *, keep_sent: bool = False) -> bytes:
+    """The JSON of an operation's 1.0 result. A GetTask answer is encoded once per snapshot
+    (``protocol/encoded.py``): a client polling an unchanged task gets the previous poll's
+    bytes. With ``keep_sent`` (the store's ``takes_answer_json``: the memory store) a
+    SendMessage answer's task bytes are kept too, for the store to take when it cools the task
+    rather than encode it again; other stores would only hold them for nothing."""
     if operation == "GetTask":
         return TASKS.get(result)
-    if operation == "SendMessage" and result.task is not None:
+    if keep_sent and operation == "SendMessage" and result.task is not None:
         # SendMessageResponse's JSON: its one set field (the oneof), the task's bytes inside
         return b'{"task":%b}' % TASKS.get(result.task)
     return bytes(result.to_json())

@@ -55,6 +55,7 @@ class JSONRPCBinding:
     def __init__(self, handler: RequestHandler, *, max_body: int) -> None:
         self.handler = handler
         self.max_body = max_body
+        self.keep_sent = handler.storage.tasks.takes_answer_json  # (http.result_json)
 
     async def asgi(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The endpoint as a plain ASGI app (``POST`` only; what :class:`A2AServer` calls)."""
@@ -136,7 +137,7 @@ class JSONRPCBinding:
         result = await self.handler.handle(op.name, request, call)
         if call.version == V03:
             return json_bytes(_v03().result_to_v03(op.name, result.to_dict()))
-        return result_json(op.name, result)
+        return result_json(op.name, result, keep_sent=self.keep_sent)
 
     def _parse(self, op: Operation, params: dict[str, Any], call: CallContext) -> Any:
         check_raw_message(self.handler.limits, params, "params.")

@@ -56,6 +56,7 @@ class RESTBinding:
     def __init__(self, handler: RequestHandler, *, max_body: int, prefix: str = "") -> None:
         self.handler = handler
         self.max_body = max_body
+        self.keep_sent = handler.storage.tasks.takes_answer_json  # (http.result_json)
         self.prefix = prefix.rstrip("/")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -92,7 +93,7 @@ class RESTBinding:
             if call.version == V03:
                 body = json_bytes(rest_v03.result_down(op.name, result.to_dict()))
             else:
-                body = result_json(op.name, result)
+                body = result_json(op.name, result, keep_sent=self.keep_sent)
             return Answer(body, media_type=media_type, headers=service_headers(call))
         except e.A2AError as err:
             return error_response(err, media_type, call)

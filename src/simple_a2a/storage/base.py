@@ -153,6 +153,11 @@ class TaskStore(abc.ABC):
     #: True when :meth:`update` takes the ``change`` hint (stores written before it existed
     #: leave it False and are called without it).
     accepts_change: ClassVar[bool] = False
+    #: True when the store encodes the tasks it keeps later on (the memory store, as it cools
+    #: them) and takes the JSON a SendMessage answer was encoded to from
+    #: ``protocol.encoded.TASKS`` instead: the server then remembers those bytes for it. Other
+    #: stores leave it False, and the answer's bytes are not kept.
+    takes_answer_json: ClassVar[bool] = False
 
     @abc.abstractmethod
     async def create(self, task: Task, *, owner: str | None = None) -> int:

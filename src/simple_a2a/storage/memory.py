@@ -80,6 +80,9 @@ class MemoryTaskStore(TaskStore):
     # The change hint is of no use here (the task object is kept whole), so the task manager
     # need not work it out for every event (a history comparison each, issue #19).
     accepts_change = False
+    # A task cooling down is encoded once more: from the bytes its SendMessage answer was
+    # encoded to, when the server kept them (``_keep_hot``, ``protocol/encoded.py``).
+    takes_answer_json = True
 
     def __init__(self, hot: int = 256, pack_batch: int = 32) -> None:
         self.hot = max(1, hot)
