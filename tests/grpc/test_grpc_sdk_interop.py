@@ -259,23 +259,17 @@ async def test_sdk_client_rate_limited_send() -> None:
     """Our RateLimitError over gRPC (UNAVAILABLE with a google.rpc.Status) reaches the SDK's
     client as an error of its own carrying our message; once the work ended, the next message
     is served."""
-    from a2a.utils.errors import A2AError
-
     from simple_a2a.server import Limits
     from tests.grpc.grpc_served import start
     from tests.server.test_running_limit import HeldAgent, wait_idle
+    from tests.server.test_sdk_interop import refused_while_held
 
     agent = HeldAgent()
     served = await start(executor=agent, push=None, limits=Limits(max_running_tasks_per_caller=1))
     client = sdk_client(served, streaming=False)
     try:
-        held = message("work")
-        held.configuration.return_immediately = True
-        first = [ev async for ev in client.send_message(held)]
-        assert first[-1].task.status.state != TaskState.TASK_STATE_COMPLETED
-        with pytest.raises(A2AError) as refused:
-            [ev async for ev in client.send_message(held)]
-        assert "Limits.max_running_tasks_per_caller" in str(refused.value)
+        refused = await refused_while_held(client)
+        assert "Limits.max_running_tasks_per_caller" in str(refused)
         agent.release.set()
         await wait_idle(served.a2a)
         events = [ev async for ev in client.send_message(message("work"))]

@@ -187,14 +187,26 @@ async def test_extended_card(sdk: Any) -> None:
     assert card.name == "Extended"
 
 
+async def refused_while_held(client: Any) -> Exception:
+    """Against an agent allowing one running task: a message with ``returnImmediately`` holds
+    the place, the same again must raise one of the SDK's errors (returned)."""
+    from a2a.utils.errors import A2AError
+
+    held = message("work")
+    held.configuration.return_immediately = True
+    first = [ev async for ev in client.send_message(held)]
+    assert first[-1].task.status.state != TaskState.TASK_STATE_COMPLETED
+    with pytest.raises(A2AError) as refused:
+        [ev async for ev in client.send_message(held)]
+    return refused.value
+
+
 @pytest.mark.parametrize("setup", SETUPS, ids=[f"{b}-{v}" for b, v in SETUPS])
 async def test_rate_limited_send_is_an_error_of_its_own(setup: tuple[str, str]) -> None:
     """Our RateLimitError (``Limits.max_running_tasks_per_caller``) reaches the SDK as one of its
     own errors (JSON-RPC: its ``InternalError`` with our message, the code being -32603;
     HTTP+JSON: its ``A2AClientError`` for the 503), and the next message is served once the
     running work ended."""
-    from a2a.utils.errors import A2AError
-
     from tests.server.test_limits import serving_here
     from tests.server.test_running_limit import HeldAgent, wait_idle
 
@@ -203,13 +215,7 @@ async def test_rate_limited_send_is_an_error_of_its_own(setup: tuple[str, str]) 
     async with serving_here(srv) as port:
         client = await make_client(f"http://127.0.0.1:{port}", setup, streaming=False)
         try:
-            held = message("work")
-            held.configuration.return_immediately = True
-            first = [ev async for ev in client.send_message(held)]
-            assert first[-1].task.status.state != TaskState.TASK_STATE_COMPLETED
-            with pytest.raises(A2AError) as refused:
-                [ev async for ev in client.send_message(held)]
-            text = str(refused.value)
+            text = str(await refused_while_held(client))
             if setup[0] == "JSONRPC":
                 assert "Limits.max_running_tasks_per_caller" in text
             else:

@@ -25,7 +25,13 @@ from simple_a2a.storage import (
 )
 from simple_a2a.storage.sqlite import MIGRATIONS, SQLiteStorage
 
-from .conformance import StorageConformance, StorageFactory, make_task, status_event
+from .conformance import (
+    StorageConformance,
+    StorageFactory,
+    check_unchanged_reads_share_the_snapshot,
+    make_task,
+    status_event,
+)
 
 
 class TestSQLiteStorage(StorageConformance):
@@ -332,18 +338,9 @@ async def test_a_version_2_file_is_migrated_to_task_rows(tmp_path: Path) -> None
 
 
 async def test_an_unchanged_task_is_answered_with_the_snapshot_read_before(tmp_path: Path) -> None:
-    """GetTask polling an unchanged task gets the same object (``_layout.KnownTasks``): no child
-    rows read, no model built, and the server's encoded-JSON cache hits; a change is read anew."""
     store = SQLiteStorage(tmp_path / "t.db")
     await store.open()
     try:
-        await store.tasks.create(make_task("t1"))
-        first = await store.tasks.get("t1")
-        again = await store.tasks.get("t1")
-        assert first is not None and again is not None and again.task is first.task
-        await store.tasks.update(make_task("t1", metadata={"v": 2}), expected_version=1)
-        changed = await store.tasks.get("t1")
-        assert changed is not None and changed.task is not first.task
-        assert changed.task.metadata == {"v": 2}
+        await check_unchanged_reads_share_the_snapshot(store)
     finally:
         await store.close()

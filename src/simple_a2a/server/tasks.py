@@ -9,7 +9,6 @@ many subscribers, reconnects with ``Last-Event-ID`` and replay of finished tasks
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -21,6 +20,7 @@ from ..protocol.requests import StreamResponse
 from ..storage.base import (
     FULL_CHANGE,
     ConcurrentUpdateError,
+    RecentTasks,
     RecordStep,
     Storage,
     StoredTask,
@@ -88,14 +88,7 @@ class TaskManager:
         # first instead of reading the task back before every event. Safe with other writers
         # (another replica, retention): the store's version guard refuses a stale snapshot with
         # ConcurrentUpdateError (or KeyError), and then the task is read afresh.
-        self._latest: OrderedDict[str, StoredTask] = OrderedDict()
-
-    def _remember(self, stored: StoredTask) -> None:
-        latest = self._latest
-        latest[stored.task.id] = stored
-        latest.move_to_end(stored.task.id)
-        if len(latest) > self.LATEST:
-            latest.popitem(last=False)
+        self._latest = RecentTasks(self.LATEST)
 
     def _lock(self, task_id: str) -> _TaskLock:
         lock = self._locks.get(task_id)
@@ -110,7 +103,7 @@ class TaskManager:
             version, seq = await self.storage.record(
                 task, event, expected_version=None, owner=owner
             )
-            self._remember(StoredTask(task, version, owner))
+            self._latest.keep(StoredTask(task, version, owner))
         await self._notify(task.id, seq, event, task)
         return seq
 
@@ -147,7 +140,7 @@ class TaskManager:
                     stored = None  # someone else changed (or deleted) it: read it afresh
                     continue
                 task = steps[-1].task
-                self._remember(StoredTask(task, version, stored.owner))
+                self._latest.keep(StoredTask(task, version, stored.owner))
                 break
             else:
                 raise ConcurrentUpdateError(f"task {task_id} kept changing; gave up")

@@ -17,7 +17,6 @@ JSON; every document is exact ``to_json()`` text, so the task round-trips byte f
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -143,35 +142,3 @@ def split_doc(doc: str | bytes) -> tuple[str, WritePlan]:
     """A legacy whole-task document as (core document, rows): the layout migration's step."""
     task = Task.from_json(doc)
     return core_doc(task), full_plan(task)
-
-
-class KnownTasks:
-    """The tasks a SQL store read last, to answer a read of an unchanged task without
-    rebuilding it (issue #19: GetTask on SQLite built a new model per read, 0.65-0.71x the
-    memory store's rate).
-
-    A task's ``(id, version)`` names one content for the life of a database: every write bumps
-    the version under a version check, and ids are never reused. So a read that finds the
-    version it knows returns the known snapshot (no child rows read, no JSON parsed), and since
-    it is the same object, the server's encoded-JSON cache (``protocol/encoded.py``) hits too.
-    Changes by other processes or replicas show as another version. Used on the event loop only;
-    the ``size`` most recently read are kept (each is a tree of models: a few hundred, not more,
-    for the garbage collector's sake).
-    """
-
-    def __init__(self, size: int = 256) -> None:
-        self.size = size
-        self._known: OrderedDict[str, StoredTask] = OrderedDict()
-
-    def get(self, task_id: str) -> StoredTask | None:
-        return self._known.get(task_id)
-
-    def keep(self, stored: StoredTask) -> None:
-        known = self._known
-        known[stored.task.id] = stored
-        known.move_to_end(stored.task.id)
-        if len(known) > self.size:
-            known.popitem(last=False)
-
-    def forget(self, task_id: str) -> None:
-        self._known.pop(task_id, None)

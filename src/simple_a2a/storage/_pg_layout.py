@@ -44,7 +44,7 @@ class TaskSQL:
         #: ``id, core doc, version, owner, artifact docs, history docs``.
         self.columns = f"id, doc, version, owner, {aggregate(art)}, {aggregate(hist)}"
         self.get = f"SELECT {self.columns} FROM {s}.tasks WHERE id = $1"
-        # The same, for a task whose version $2 the store knows (``_layout.KnownTasks``): at that
+        # The same, for a task whose version $2 the store knows (its RecentTasks): at that
         # version only the version comes back, the documents are neither aggregated nor sent.
         unless = "CASE WHEN version = $2 THEN NULL ELSE {} END".format
         self.get_unless = (

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import abc
 import builtins
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -147,6 +148,24 @@ class TaskPage:
 class LoggedEvent:
     seq: int
     event: StreamResponse
+
+
+class RecentTasks(OrderedDict[str, StoredTask]):
+    """The ``size`` most recently kept stored tasks by id: an LRU table (``get`` and ``pop`` are
+    the dict's, in C; :meth:`keep` adds or refreshes one and drops the oldest beyond ``size``).
+    What the task manager remembers of its own writes, and what the SQL stores remember of their
+    reads (docs/storage.md)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def keep(self, stored: StoredTask) -> None:
+        task_id = stored.task.id
+        self[task_id] = stored
+        self.move_to_end(task_id)
+        if len(self) > self.size:
+            self.popitem(last=False)
 
 
 class TaskStore(abc.ABC):

@@ -59,7 +59,7 @@ from ._common import (
     push_doc,
     task_row,
 )
-from ._layout import KnownTasks, assemble, core_doc, full_plan, split_doc, write_plan
+from ._layout import assemble, core_doc, full_plan, split_doc, write_plan
 from ._leases import PostgresLeaseStore, postgres_migration
 from ._pg_layout import TaskSQL, event_ctes
 from .base import (
@@ -70,6 +70,7 @@ from .base import (
     PushConfigStore,
     PushCursor,
     PushCursorStore,
+    RecentTasks,
     RecordStep,
     Storage,
     StorageError,
@@ -283,7 +284,9 @@ class PostgresTaskStore(TaskStore):
     def __init__(self, db: _Database) -> None:
         self._db = db
         self._sql = TaskSQL(db.s)
-        self._known = KnownTasks()  # (_layout.py: GetTask of an unchanged task)
+        # The last tasks read: a read finding the same version answers with that snapshot,
+        # as (id, version) names one content for the database's life (docs/storage.md).
+        self._known = RecentTasks(256)
 
     async def create(self, task: Task, *, owner: str | None = None) -> int:
         async with self._db.pool.acquire() as conn:
@@ -330,7 +333,7 @@ class PostgresTaskStore(TaskStore):
         else:
             found = await self._db.pool.fetchrow(self._sql.get_unless, task_id, known.version)
         if found is None:
-            self._known.forget(task_id)
+            self._known.pop(task_id, None)
             return None
         # (unchanged since read: no child rows aggregated, no model built)
         stored = known if known is not None and found[2] == known.version else assemble(*found[1:])
@@ -390,7 +393,7 @@ class PostgresTaskStore(TaskStore):
         return TaskPage(tasks, int(total), len(rows) > limit)
 
     async def delete(self, task_id: str) -> bool:
-        self._known.forget(task_id)
+        self._known.pop(task_id, None)
         return bool(await self._db.pool.fetchval(self._sql.delete, task_id))
 
     async def active_tasks(self) -> builtins.list[StoredTask]:

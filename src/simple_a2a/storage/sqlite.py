@@ -62,7 +62,7 @@ from ._common import (
     task_row,
     to_micros,
 )
-from ._layout import KnownTasks, core_doc, full_plan, write_plan
+from ._layout import core_doc, full_plan, write_plan
 from ._leases import SQLiteLeaseStore
 from ._sqlite_db import _Database
 from ._sqlite_layout import assemble_rows, write_rows
@@ -75,6 +75,7 @@ from .base import (
     PushConfigStore,
     PushCursor,
     PushCursorStore,
+    RecentTasks,
     RecordStep,
     Storage,
     StoredTask,
@@ -93,7 +94,9 @@ class SQLiteTaskStore(TaskStore):
 
     def __init__(self, db: _Database) -> None:
         self._db = db
-        self._known = KnownTasks()  # (_layout.py: GetTask of an unchanged task)
+        # The last tasks read: a read finding the same version answers with that snapshot,
+        # as (id, version) names one content for the database's life (docs/storage.md).
+        self._known = RecentTasks(256)
 
     async def create(self, task: Task, *, owner: str | None = None) -> int:
         return await self._db.write(self.creating(task, owner))
@@ -131,7 +134,7 @@ class SQLiteTaskStore(TaskStore):
 
         found = await self._db.read(run, snapshot=True, point=True)
         if not found:
-            self._known.forget(task_id)
+            self._known.pop(task_id, None)
             return None
         self._known.keep(found[0])
         return found[0]
@@ -207,7 +210,7 @@ class SQLiteTaskStore(TaskStore):
             conn.execute("DELETE FROM task_history WHERE task_id = ?", (task_id,))
             return conn.execute("DELETE FROM tasks WHERE id = ?", (task_id,)).rowcount > 0
 
-        self._known.forget(task_id)
+        self._known.pop(task_id, None)
         return await self._db.write(run)
 
     async def active_tasks(self) -> builtins.list[StoredTask]:
