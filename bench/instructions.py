@@ -20,10 +20,10 @@ is ~50x slower under valgrind: the defaults take a few minutes for the three ser
 Settings (environment): ``OPS`` (default ``SendMessage,GetTask``, over JSON-RPC), ``N`` (1000),
 ``WARMUP`` (1000), ``CONC`` (32), ``BENCH_LOOP`` / ``BENCH_HTTP`` (default ``uvloop`` /
 ``httptools``, as ``bench/serve.py`` reads them), ``BENCH_BASELINE`` (another checkout: adds
-server ``base``, the agent of this checkout's ``bench/`` on that checkout's ``src``, so that
-only the library differs). The hash seed is fixed and the lease keeper's
-timers are off (``NOTIMERS=1``, read by ``bench/serve.py``): under valgrind they would fire ~50x
-more often per request than in a real run.
+server ``base`` — ``base-sqlite`` for ``ours-sqlite`` — the agent of this checkout's ``bench/``
+on that checkout's ``src``, so that only the library differs). The hash seed is fixed and the
+lease keeper's timers are off (``NOTIMERS=1``, read by ``bench/serve.py``): under valgrind they
+would fire ~50x more often per request than in a real run.
 """
 
 from __future__ import annotations
@@ -158,10 +158,7 @@ def main(kinds: list[str]) -> None:
         "conc": int(os.environ.get("CONC", "32")),
     }
     ops = os.environ.get("OPS", "SendMessage,GetTask").split(",")
-    servers: list[tuple[str, str, Path]] = [(k, k, HERE / "src") for k in kinds]
-    baseline = os.environ.get("BENCH_BASELINE")
-    if baseline:
-        servers.append(("base", "ours", Path(baseline).resolve() / "src"))
+    servers = baseline_servers(kinds, os.environ.get("BENCH_BASELINE"))
     stack = f"{os.environ.get('BENCH_LOOP', 'uvloop')}+{os.environ.get('BENCH_HTTP', 'httptools')}"
     print(f"instructions per request, {stack}, N={settings['n']} CONC={settings['conc']}")
     results: dict[str, dict[str, int]] = {}
@@ -171,6 +168,18 @@ def main(kinds: list[str]) -> None:
             results.setdefault(op, {})[name] = count
             print(f"  {op:12s} {name:8s} {count:>12,}", flush=True)
     print(report(results))
+
+
+def baseline_servers(kinds: list[str], baseline: str | None) -> list[tuple[str, str, Path]]:
+    """``(name, kind, src)`` of each server to count: the kinds asked, on this checkout's
+    ``src``; with a baseline checkout, each of our kinds again on its ``src`` (``ours`` ->
+    ``base``, ``ours-sqlite`` -> ``base-sqlite``; ``base`` alone when no kind of ours is asked)."""
+    servers = [(k, k, HERE / "src") for k in kinds]
+    if baseline:
+        src = Path(baseline).resolve() / "src"
+        ours = [k for k in kinds if k.startswith("ours")] or ["ours"]
+        servers += [(k.replace("ours", "base", 1), k, src) for k in ours]
+    return servers
 
 
 def report(results: dict[str, dict[str, Any]]) -> str:

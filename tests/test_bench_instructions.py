@@ -50,3 +50,20 @@ def test_the_report_gives_every_server_against_ours() -> None:
     assert "| GetTask | sdk | 1,180,000 | 3.69x |" in table
     assert "| GetTask | ceiling | 128,000 | 0.40x |" in table
     assert "| GetTask | ours | 320,000 |  |" in table
+
+
+def test_a_baseline_runs_each_kind_of_ours_on_its_src(tmp_path: Any) -> None:
+    """``BENCH_BASELINE`` compares like with like: ``ours-sqlite`` against the baseline's
+    SQLite agent, not its memory one."""
+    from bench.instructions import HERE, baseline_servers
+
+    base = (tmp_path / "src").resolve()
+    assert baseline_servers(["sdk", "ours", "ours-sqlite"], str(tmp_path)) == [
+        ("sdk", "sdk", HERE / "src"),
+        ("ours", "ours", HERE / "src"),
+        ("ours-sqlite", "ours-sqlite", HERE / "src"),
+        ("base", "ours", base),
+        ("base-sqlite", "ours-sqlite", base),
+    ]
+    assert baseline_servers(["ceiling"], str(tmp_path))[-1] == ("base", "ours", base)
+    assert baseline_servers(["ours"], None) == [("ours", "ours", HERE / "src")]
