@@ -105,9 +105,10 @@ class RunningTasks:
         running = self._running.get(owner, 0)
         limit = self.limits.max_running_tasks_per_caller
         if running >= limit:
+            who = "this caller already has" if owner is not None else "anonymous callers have"
             raise e.RateLimitError(
-                f"this caller already has {limit} tasks running "
-                f"(Limits.max_running_tasks_per_caller); retry when some have finished",
+                f"{who} {limit} tasks running (Limits.max_running_tasks_per_caller); "
+                "retry when some have finished",
                 retry_after=self.limits.retry_after,
             )
         self._running[owner] = running + 1
