@@ -24,8 +24,10 @@ from ..storage.base import PushConfigStore
 
 @dataclass(frozen=True)
 class Limits:
-    """Bounds on one request and on what a caller can store. Beyond a limit the answer is a
-    spec error naming it (``Limits.max_batch_entries``, ...), never a 5xx."""
+    """Bounds on one request and on what a caller can store or keep running. Beyond a limit the
+    answer is a spec error naming it (``Limits.max_batch_entries``, ...): a 4xx for what the
+    request itself asks, and for ``max_running_tasks_per_caller`` the spec's "rate limit
+    exceeded" system error (503, retry later: the same request succeeds once work ends)."""
 
     #: entries in one JSON-RPC batch (above: -32600 for the whole batch)
     max_batch_entries: int = 100
