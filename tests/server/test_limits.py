@@ -285,14 +285,20 @@ def test_a_bare_number_out_of_range_is_a_parse_error() -> None:
     assert _parse_json(b"1e99") == 1e99
 
 
-def test_encoded_task_answers_are_reused_per_snapshot_and_bounded() -> None:
+def test_encoded_task_answers_are_reused_per_snapshot_and_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """``result_json`` reuses the bytes of the same task object only (a new snapshot, even
     equal, is encoded afresh), for the task of GetTask and SendMessage answers, with exactly the
-    bytes the answer's model encodes to; the cache keeps at most its bound."""
-    from simple_a2a.protocol import encoded
+    bytes the answer's model encodes to; the cache keeps at most its bound. (A cache of its own:
+    the process-wide one is full after the other tests.)"""
+    from simple_a2a.protocol.encoded import EncodedCache
     from simple_a2a.protocol.models import Message, Part, Role, Task, TaskState, TaskStatus
     from simple_a2a.protocol.requests import SendMessageResponse
     from simple_a2a.server import http
+
+    cache = EncodedCache(16)
+    monkeypatch.setattr(http, "TASKS", cache)
 
     def task(i: int) -> Task:
         return Task(id=f"t{i}", context_id="c", status=TaskStatus(state=TaskState.WORKING))
@@ -305,18 +311,22 @@ def test_encoded_task_answers_are_reused_per_snapshot_and_bounded() -> None:
     assert http.result_json("GetTask", twin) is not http.result_json("GetTask", one)
     assert http.result_json("CancelTask", one) is not http.result_json("CancelTask", one)
 
-    answer = SendMessageResponse(task=one)
+    sent = task(99)  # not encoded before
+    answer = SendMessageResponse(task=sent)
+    kept_before = len(cache)
     assert http.result_json("SendMessage", answer) == answer.to_json()
+    assert len(cache) == kept_before  # not kept without keep_sent
     kept = http.result_json("SendMessage", answer, keep_sent=True)  # (the memory store's)
-    assert kept == answer.to_json() and encoded.TASKS.take(one) == one.to_json()
+    assert kept == answer.to_json() and len(cache) == kept_before + 1
+    assert cache.take(sent) == sent.to_json() and len(cache) == kept_before
     reply = SendMessageResponse(
         message=Message(message_id="m", role=Role.AGENT, parts=[Part(text="hi")])
     )
     assert http.result_json("SendMessage", reply) == reply.to_json()
 
-    for i in range(encoded.TASKS.kept * 2):
+    for i in range(cache.kept * 2):
         http.result_json("GetTask", task(i))
-    assert len(encoded.TASKS) == encoded.TASKS.kept
+    assert len(cache) == cache.kept
 
 
 def test_encoded_cache_take_hands_over_the_bytes() -> None:

@@ -11,6 +11,7 @@ agent can be held working with an ``asyncio.Event``.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import httpx
@@ -151,8 +152,10 @@ async def test_the_place_is_given_back_on_every_way_out() -> None:
 
 
 async def test_our_client_retries_after_the_agents_delay_and_can_be_told_not_to() -> None:
+    """RetryPolicy resends a refused message, waiting the agent's retry_after (0.6 s) rather
+    than its own backoff (0.05 s); max_attempts=1 raises the RateLimitError at once."""
     agent = HeldAgent()
-    limits = Limits(max_running_tasks_per_caller=1, retry_after=0.3)
+    limits = Limits(max_running_tasks_per_caller=1, retry_after=0.6)
     srv = server(make_card(), agent, limits=limits)
     async with serving_here(srv) as port:
         url = f"http://127.0.0.1:{port}"
@@ -160,18 +163,32 @@ async def test_our_client_retries_after_the_agents_delay_and_can_be_told_not_to(
             await client.send("work", return_immediately=True)
             with pytest.raises(RateLimitError) as refused:
                 await client.send("work", return_immediately=True)
-            assert refused.value.retry_after == 0.3 and refused.value.http_status == 503
+            assert refused.value.retry_after == 0.6 and refused.value.http_status == 503
 
-            async def release_soon() -> None:
-                await asyncio.sleep(0.1)
-                agent.release.set()
+        async def release_soon() -> None:
+            await asyncio.sleep(0.1)
+            agent.release.set()
 
         releasing = asyncio.create_task(release_soon())
-        async with AsyncClient(url, retry=RetryPolicy(max_attempts=5)) as client:
-            task = await client.send("work")  # refused once, resent after 0.3 s: admitted
+        policy = RetryPolicy(max_attempts=5, backoff=0.05, max_backoff=2.0)
+        async with AsyncClient(url, retry=policy) as client:
+            started = time.monotonic()
+            task = await client.send("work")  # refused once, resent after 0.6 s: admitted
+            waited = time.monotonic() - started
             assert task.status.state.value == "TASK_STATE_COMPLETED"
+        assert waited >= 0.55, waited  # the agent's delay, not the 0.05 s backoff
         await releasing
         await wait_idle(srv)
+
+
+def test_the_bindings_keep_answer_bytes_only_for_a_store_that_takes_them(tmp_path: Any) -> None:
+    """``TaskStore.takes_answer_json``: the memory store takes a SendMessage answer's bytes
+    when it cools the task; a SQL store never would, so its answers are not kept (they held
+    512 answered tasks alive for nothing, bench/README round 10)."""
+    memory = server(make_card(), HeldAgent())
+    sqlite = server(make_card(), HeldAgent(), storage=f"sqlite:///{tmp_path / 'tasks.db'}")
+    assert memory.jsonrpc.keep_sent and memory.rest.keep_sent
+    assert not sqlite.jsonrpc.keep_sent and not sqlite.rest.keep_sent
 
 
 async def test_grpc_is_unavailable_with_the_status_and_our_client_reads_it() -> None:

@@ -136,7 +136,7 @@ def _renderer(op: Operation, call: CallContext) -> Any:
 
     def render(item: StreamItem) -> bytes:
         assert item.event is not None
-        return bytes(EVENTS.get(item.event))
+        return EVENTS.get(item.event)
 
     return render
 
