@@ -25,6 +25,8 @@ and ``src``; ``git worktree add /tmp/base <rev>``) as server ``base`` to the rou
 and of the SQLite group (group 3):
 the report then has a table of ours against it, paired per round — the before/after check of a
 change ("no regression"), immune to the drift between two separate runs.
+``BENCH_BASELINE=floor`` runs this checkout's floor agent as ``base`` instead (group 1 only):
+how far ours is from the least work any design on our models could do (``bench/agents.py``).
 """
 
 from __future__ import annotations
@@ -67,9 +69,12 @@ FANOUT_SUBSCRIBERS = int(os.environ.get("BENCH_SUBSCRIBERS", "1000"))
 FANOUT_EVENTS = 5 if QUICK else 10
 FANOUT_INTERVAL_MS = 200
 STACKS = from_environment()
-#: another checkout whose agent runs as server "base" in group 1's rounds (see above)
+#: another checkout whose agent runs as server "base" in group 1's rounds (see above); the word
+#: ``floor`` instead: this checkout's floor agent (``bench/agents.py``), group 1 only
 _BASELINE = os.environ.get("BENCH_BASELINE")
-BASELINE = Path(_BASELINE).resolve() if _BASELINE else None
+FLOOR = _BASELINE == "floor"
+BASELINE = ROOT if FLOOR else Path(_BASELINE).resolve() if _BASELINE else None
+BASE_KIND = "floor" if FLOOR else "ours"
 
 TASK_ID = "task-50"
 
@@ -475,6 +480,8 @@ def _baseline_label() -> str | None:
     """BENCH_BASELINE as ``path (commit)``, for the report."""
     if BASELINE is None:
         return None
+    if FLOOR:
+        return "floor (bench/agents.py floor_app: the least work on our models)"
     rev = subprocess.run(
         ["git", "-C", str(BASELINE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
@@ -493,7 +500,7 @@ def main() -> None:
     pairs = [Server(name, name, SMALL, stack) for stack in STACKS for name in ("sdk", "ours")]
     sdk, ours = pairs[0], pairs[1]  # the first stack's
     if BASELINE is not None:
-        pairs += [Server("base", "ours", SMALL, stack, root=BASELINE) for stack in STACKS]
+        pairs += [Server("base", BASE_KIND, SMALL, stack, root=BASELINE) for stack in STACKS]
     with group([*ceiling, *pairs]):
         b.load("ceiling c=1", "ceiling", ceiling, 1)
         b.load("ceiling c=32", "ceiling", ceiling, 32)
@@ -534,7 +541,7 @@ def main() -> None:
         memory = Server("memory", "ours", SMALL)
         sdk_mem = Server("sdk", "sdk", SMALL)
         trio = [sdk_mem, memory, ours_sql]
-        if BASELINE is not None:  # the other checkout on SQLite too, paired with ours
+        if BASELINE is not None and not FLOOR:  # the other checkout on SQLite too
             trio.append(Server("base", "ours-sqlite", SMALL, root=BASELINE))
         try:
             with group(trio):

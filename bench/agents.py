@@ -3,7 +3,9 @@
 - ``ours``: simple-a2a with an echo executor;
 - ``sdk``: the official SDK (``a2a``, pinned 1.3.0) with the equivalent executor, its
   ``DefaultRequestHandler`` and ``InMemoryTaskStore``, JSON-RPC at ``/`` and REST routes;
-- ``ceiling``: a raw ASGI app answering a fixed JSON-RPC body (what uvicorn alone can do).
+- ``ceiling``: a raw ASGI app answering a fixed JSON-RPC body (what uvicorn alone can do);
+- ``floor``: the least an A2A agent can do for SendMessage and GetTask (JSON-RPC and HTTP+JSON),
+  on our protocol models (see :func:`floor_app`): how far below ours any design on them could go.
 
 The executors answer by the first word of the user's text:
 
@@ -259,5 +261,88 @@ def ceiling_app() -> tuple[Any, Any]:
 
     async def populate() -> None:
         return None
+
+    return app, populate
+
+
+def floor_app(tasks: int = 0) -> tuple[Any, Any]:
+    """The least work a SendMessage and GetTask can be with our protocol models: the
+    body parsed, the request validated (``SendMessageRequest``), the echo agent's completed
+    task built (``trusted``, as ours builds its own objects), its JSON kept in a dict and sent.
+
+    Not a server anyone should run: no event log, no state machine, no executor, no limits, no
+    version or extension headers, no error answers but a bare 500. It bounds from below what
+    any implementation on these models costs per request, so that ``bench/instructions.py``
+    can tell how much of ours is the design and how much is Python, pydantic and uvicorn
+    (issue #19's CPU goals, bench/README "Round 11").
+    """
+    import pydantic_core
+
+    from simple_a2a.protocol._base import replaced, trusted
+    from simple_a2a.protocol.models import (
+        Artifact,
+        Part,
+        Task,
+        TaskState,
+        new_id,
+        trusted_status,
+    )
+    from simple_a2a.protocol.requests import GetTaskRequest, SendMessageRequest
+
+    stored: dict[str, bytes] = {}  # bytes: nothing for the garbage collector to walk
+    headers = [(b"content-type", b"application/json")]
+
+    def send_message(params: Any) -> bytes:
+        message = SendMessageRequest.from_dict(params).message
+        task_id, context_id = new_id(), message.context_id or new_id()
+        parts = [Part.text(f"echo {message.text}")]
+        artifact = trusted(Artifact, artifact_id=new_id(), parts=parts)
+        task = trusted(
+            Task,
+            id=task_id,
+            context_id=context_id,
+            status=trusted_status(TaskState.COMPLETED),
+            history=[replaced(message, task_id=task_id, context_id=context_id)],
+            artifacts=[artifact],
+        )
+        encoded = stored[task_id] = bytes(task.to_json())
+        return b'{"task":%b}' % encoded
+
+    def get_task(params: Any) -> bytes:
+        return stored[GetTaskRequest.from_dict(params).id]
+
+    methods = {"SendMessage": send_message, "GetTask": get_task}
+
+    def answer(scope: dict[str, Any], body: bytes) -> bytes:
+        path = scope["path"]
+        if path == "/":  # JSON-RPC
+            request = pydantic_core.from_json(body)
+            result = methods[request["method"]](request["params"])
+            request_id = pydantic_core.to_json(request.get("id"))
+            return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (request_id, result)
+        if path == "/message:send":  # HTTP+JSON
+            return send_message(pydantic_core.from_json(body))
+        return get_task({"id": path.removeprefix("/tasks/")})
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        try:
+            status, body = 200, answer(scope, b"".join(chunks))
+        except Exception:
+            status, body = 500, b""
+        start_headers = [*headers, (b"content-length", b"%d" % len(body))]
+        await send({"type": "http.response.start", "status": status, "headers": start_headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def populate() -> None:
+        for i in range(tasks):
+            task = ours_task(i)
+            stored[task.id] = bytes(task.to_json())
 
     return app, populate

@@ -1,6 +1,6 @@
 """Serve one benchmark app: ``python -m bench.serve KIND PORT`` (its own process).
 
-KIND is ``ours``, ``ours-sqlite``, ``sdk`` or ``ceiling``. Environment:
+KIND is ``ours``, ``ours-sqlite``, ``sdk``, ``ceiling`` or ``floor``. Environment:
 
 - ``BENCH_TASKS``: tasks to store through the storage API before serving (default 0);
 - ``BENCH_INFO``: a file to write ``{"rss_before_kb", "rss_after_kb", "tasks"}`` to;
@@ -42,6 +42,8 @@ def build(kind: str, tasks: int) -> tuple[Any, Any]:
         return agents.sdk_app(tasks)
     if kind == "ceiling":
         return agents.ceiling_app()
+    if kind == "floor":
+        return agents.floor_app(tasks)
     raise SystemExit(f"unknown server kind {kind!r}")
 
 

@@ -67,3 +67,33 @@ def test_a_baseline_runs_each_kind_of_ours_on_its_src(tmp_path: Any) -> None:
     ]
     assert baseline_servers(["ceiling"], str(tmp_path))[-1] == ("base", "ours", base)
     assert baseline_servers(["ours"], None) == [("ours", "ours", HERE / "src")]
+
+
+def test_the_floor_answers_what_ours_answers(serve: Any) -> None:
+    """``floor`` (bench/agents.py) stands for the least work of ours only if it does the same
+    visible work: the same SendMessage and GetTask answers over JSON-RPC and HTTP+JSON, byte for
+    byte but for ids and the timestamp."""
+    import re
+
+    import httpx
+    from bench.agents import floor_app
+
+    def normalized(answer: bytes) -> bytes:
+        answer = re.sub(rb"[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}", b"ID", answer)
+        return re.sub(rb"\d{4}-\d\d-\d\dT[\d:.]+Z", b"TIME", answer)
+
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
+    answers = []
+    for app in (floor_app()[0], ours_app(None, 0)[0]):
+        url = serve(app)
+        rpc = {"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": {"message": message}}
+        sent = httpx.post(url, json=rpc)
+        task_id = sent.json()["result"]["task"]["id"]
+        rpc = {"jsonrpc": "2.0", "id": 8, "method": "GetTask", "params": {"id": task_id}}
+        got = httpx.post(url, json=rpc)
+        sent_rest = httpx.post(f"{url}/message:send", json={"message": message})
+        got_rest = httpx.get(f"{url}/tasks/{sent_rest.json()['task']['id']}")
+        answers.append([normalized(r.content) for r in (sent, got, sent_rest, got_rest)])
+    floor, ours = answers
+    assert b"echo hello" in floor[0] and b"TASK_STATE_COMPLETED" in floor[3]
+    assert floor == ours
