@@ -166,11 +166,11 @@ def test_startup_freezes_the_startup_heap_once() -> None:
     code = (
         "import asyncio, gc, simple_a2a\n"
         "card = simple_a2a.AgentCard(name='n', description='d', version='1')\n"
-        "assert gc.get_freeze_count() == 0\n"
+        "before = gc.get_freeze_count()  # (not 0 on Python 3.12+)\n"
         "first = simple_a2a.server(card, lambda ctx: 'hi')\n"
         "asyncio.run(first.startup())\n"
         "frozen = gc.get_freeze_count()\n"
-        "assert frozen > 0, frozen\n"
+        "assert frozen > before, (before, frozen)\n"
         "asyncio.run(simple_a2a.server(card, lambda ctx: 'hi').startup())\n"
         "assert gc.get_freeze_count() == frozen  # once per process\n"
     )

@@ -40,7 +40,7 @@ from ..protocol.telemetry import TELEMETRY
 from ..storage.base import Storage, StoredTask, TaskQuery
 from . import recovery
 from .context import CallContext, Caller, RequestContext
-from .executor import AgentExecutor, as_executor, run_executor
+from .executor import AgentExecutor, as_executor, run_executor, start_runner
 from .leases import LeaseKeeper, bind_leases, claim_follow_up
 from .limits import (
     DEFAULT_LIMITS,
@@ -174,9 +174,9 @@ class RequestHandler:
             return trusted(rq.SendMessageResponse, message=ctx.reply_message)
         stored = await self.tasks.latest(ctx.task_id)
         task = stored.task if stored else ctx.task
+        length = config.history_length if config else None
         return trusted(
-            rq.SendMessageResponse,
-            task=trim_history(task, config.history_length if config else None, self._cap),
+            rq.SendMessageResponse, task=trim_history(task, length, self.max_history_length)
         )
 
     async def send_streaming_message(
@@ -279,7 +279,9 @@ class RequestHandler:
                 except BaseException:
                     await self._release(task.id)
                     raise
-            self._launch(ctx, admitted=True)
+            # (``returnImmediately`` answers the task as stored before the agent ran: not eager)
+            immediate = config is not None and config.return_immediately
+            self._launch(ctx, admitted=True, eager=not immediate)
         return ctx, seq
 
     async def _new_task(
@@ -361,11 +363,12 @@ class RequestHandler:
             raise
         return task, message, seq, rule is FollowUp.JOIN
 
-    def _launch(self, ctx: RequestContext, *, admitted: bool = False) -> None:
+    def _launch(self, ctx: RequestContext, *, admitted: bool = False, eager: bool = False) -> None:
         if not admitted:  # (recovered work: counted, never refused)
             self.running.add(ctx.call.owner)
-        runner = asyncio.create_task(self._run(ctx), name=f"a2a-task-{ctx.task_id}")
-        self._executions[ctx.task_id] = _Execution(ctx, runner)
+        runner = start_runner(self._run(ctx), f"a2a-task-{ctx.task_id}", eager=eager)
+        if not runner.done():  # (started eagerly, it may have run to its end: _run forgot it)
+            self._executions[ctx.task_id] = _Execution(ctx, runner)
 
     async def _release(self, task_id: str) -> None:
         if self.leases is not None:
@@ -399,7 +402,7 @@ class RequestHandler:
     # -- GetTask / ListTasks (spec §3.1.3, §3.1.4) --
     async def get_task(self, request: rq.GetTaskRequest, call: CallContext) -> Task:
         stored = await self._visible_task(request.id, call)
-        return trim_history(stored.task, request.history_length, self._cap)
+        return trim_history(stored.task, request.history_length, self.max_history_length)
 
     async def list_tasks(
         self, request: rq.ListTasksRequest, call: CallContext
@@ -425,7 +428,7 @@ class RequestHandler:
         )
         tasks = []
         for stored in page.tasks:
-            task = trim_history(stored.task, request.history_length, self._cap)
+            task = trim_history(stored.task, request.history_length, self.max_history_length)
             if not request.include_artifacts and task.artifacts:
                 task = task.model_copy(update={"artifacts": []})
             tasks.append(task)
@@ -604,10 +607,6 @@ class RequestHandler:
         return card if isinstance(card, AgentCard) else await card
 
     # -- helpers --
-    @property
-    def _cap(self) -> int | None:
-        return self.max_history_length
-
     async def _visible_task(self, task_id: str, call: CallContext) -> StoredTask:
         """The task, if it exists *and* the caller may see it; otherwise TaskNotFound (spec §7.5:
         never reveal that another caller's task exists)."""
