@@ -21,8 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import sys
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio.to_thread
@@ -37,28 +36,6 @@ log = library_logger("simple_a2a.server")
 
 FAILURE_MESSAGE = "The agent failed while working on this task."
 TIMEOUT_MESSAGE = "The agent did not finish in time."
-
-
-if sys.version_info >= (3, 12):
-
-    def start_runner(
-        coro: Coroutine[Any, Any, None], name: str, *, eager: bool
-    ) -> asyncio.Task[None]:
-        """The asyncio task of one execution. ``eager``: its first step runs now, in this call
-        (Python 3.12's ``eager_start``), up to the agent's first real wait: an agent that never
-        waits (an echo, a lookup) is done before the request that started it waits for it,
-        which saves the hand-over between the two tasks (two loop iterations, a future, an
-        event: ~5 % of a blocking SendMessage, bench/README "Round 11"). The execution is
-        still its own task (``current_task()`` in the agent is the runner, as always), so
-        nothing that cancels the request cancels the agent's work."""
-        return asyncio.Task(coro, loop=asyncio.get_running_loop(), name=name, eager_start=eager)
-
-else:  # Python 3.10-3.11: no eager start; the first step runs at the next loop iteration
-
-    def start_runner(
-        coro: Coroutine[Any, Any, None], name: str, *, eager: bool
-    ) -> asyncio.Task[None]:
-        return asyncio.create_task(coro, name=name)
 
 
 class AgentExecutor:
