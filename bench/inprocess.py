@@ -6,7 +6,8 @@ directly, in process (the tool behind round 4's in-process numbers in bench/READ
 Prints ``cpu_us_per_call`` (``time.process_time`` over the measured calls, after the warm-up).
 Settings (environment):
 
-- ``OP``: ``SendMessage`` (default) or ``GetTask`` (of one task created first), over JSON-RPC;
+- ``OP``: ``SendMessage`` (default), ``GetTask`` (of one task created first) or ``ListTasks``
+  (pages of 50 of 100 tasks created first), over JSON-RPC;
 - ``CONC``: concurrent callers (default 1); 32 reproduces what ``wrk -c32`` adds in process;
 - ``STORAGE``: a storage URL (``sqlite:///tmp/x.db``); default the memory store;
 - ``NOGC=1``: no garbage collection during the measured calls (what is code, what is GC);
@@ -63,6 +64,11 @@ def get_body(task_id: str) -> Callable[[int], bytes]:
     return body
 
 
+def list_body(i: int) -> bytes:
+    request = {"jsonrpc": "2.0", "id": i, "method": "ListTasks", "params": {"pageSize": 50}}
+    return json.dumps(request).encode()
+
+
 async def main(warmup: int, calls: int) -> float:
     if os.environ.get("NOPACK"):
         from simple_a2a.storage import memory
@@ -93,9 +99,14 @@ async def main(warmup: int, calls: int) -> float:
         await app(scope, receive, send)
 
     body = send_body
-    if os.environ.get("OP", "SendMessage") == "GetTask":
+    op = os.environ.get("OP", "SendMessage")
+    if op == "GetTask":
         await call(send_body(0))
         body = get_body(json.loads(answers[-1])["result"]["task"]["id"])
+    elif op == "ListTasks":
+        for i in range(100):
+            await call(send_body(-1 - i))
+        body = list_body
     for i in range(warmup):
         await call(body(i))
     if os.environ.get("NOGC"):

@@ -715,7 +715,11 @@ class StorageConformance(IncrementalUpdateConformance, LeaseConformance):
     ) -> None:
         """A reader that read a task before (SQL stores keep what they read in a RecentTasks, to
         answer an unchanged task without rebuilding it) sees every change another instance
-        makes, to the core row or only to its child rows, and a deletion."""
+        makes, to the core row or only to its child rows, and a deletion: by id and in a list."""
+
+        async def listed(store: Storage) -> list[StoredTask]:
+            return (await store.tasks.list(TaskQuery())).tasks
+
         if not self.durable:
             pytest.skip("not a shared backend")
         reader, writer = make_storage(), make_storage()
@@ -731,6 +735,8 @@ class StorageConformance(IncrementalUpdateConformance, LeaseConformance):
             grown = first.task.model_copy(update={"history": [Message.user("more")]})
             change = TaskChange(kind="history", appended=1)
             assert await writer.tasks.update(grown, expected_version=1, change=change) == 2
+            [page] = await listed(reader)  # (a list first: it must not answer the known one)
+            assert (page.version, page.task.to_json()) == (2, grown.to_json())
             seen = await reader.tasks.get("t1")
             assert seen is not None and (seen.version, seen.owner) == (2, "alice")
             assert seen.task.to_json() == grown.to_json()
@@ -739,8 +745,13 @@ class StorageConformance(IncrementalUpdateConformance, LeaseConformance):
             assert await writer.tasks.update(rich, expected_version=2) == 3
             seen = await reader.tasks.get("t1")
             assert seen is not None and seen.task.to_json() == rich.to_json()
+            richer = rich.model_copy(update={"history": [*rich.history, Message.user("again")]})
+            change = TaskChange(kind="history", appended=1)
+            assert await writer.tasks.update(richer, expected_version=3, change=change) == 4
+            [page] = await listed(reader)
+            assert (page.version, page.task.to_json()) == (4, richer.to_json())
             assert await writer.tasks.delete("t1")
-            assert await reader.tasks.get("t1") is None
+            assert await reader.tasks.get("t1") is None and await listed(reader) == []
         finally:
             await reader.close()
             await writer.close()
@@ -790,7 +801,11 @@ async def check_unchanged_reads_share_the_snapshot(storage: Storage) -> None:
     first = await storage.tasks.get("t1")
     again = await storage.tasks.get("t1")
     assert first is not None and again is not None and again.task is first.task
+    [listed] = (await storage.tasks.list(TaskQuery())).tasks  # a page of known tasks: the same
+    assert listed.task is first.task
     await storage.tasks.update(make_task("t1", metadata={"v": 2}), expected_version=1)
+    [listed] = (await storage.tasks.list(TaskQuery())).tasks
+    assert listed.task is not first.task and listed.task.metadata == {"v": 2}
+    assert (await storage.tasks.list(TaskQuery())).tasks[0].task is listed.task
     changed = await storage.tasks.get("t1")
-    assert changed is not None and changed.task is not first.task
-    assert changed.task.metadata == {"v": 2}
+    assert changed is not None and changed.task is listed.task

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from typing import Any
 
 from ._layout import WritePlan, assemble, group_docs, split_doc
@@ -57,12 +58,24 @@ def _children(conn: Conn, table: str, ids: list[str]) -> dict[str, list[str]]:
     return found
 
 
-def assemble_rows(conn: Conn, rows: list[Any]) -> list[StoredTask]:
-    """Stored tasks from ``(id, core, version, owner)`` rows (one snapshot: same transaction)."""
-    ids = [row[0] for row in rows]
+def assemble_rows(
+    conn: Conn, rows: list[Any], known: Mapping[str, StoredTask] | None = None
+) -> list[StoredTask]:
+    """Stored tasks from ``(id, core, version, owner)`` rows (one snapshot: same transaction).
+    A row at the version of a snapshot in ``known`` (read before, by id) is that snapshot: its
+    child rows are not read and no model is built (``(id, version)`` names one content)."""
+    same: dict[str, StoredTask] = {}
+    if known:
+        for tid, _doc, version, _owner in rows:
+            stored = known.get(tid)
+            if stored is not None and stored.version == version:
+                same[tid] = stored
+    ids = [row[0] for row in rows if row[0] not in same]
     artifacts = _children(conn, "task_artifacts", ids)
     history = _children(conn, "task_history", ids)
     return [
-        assemble(doc, version, owner, artifacts.get(tid), history.get(tid))
+        same[tid]
+        if tid in same
+        else assemble(doc, version, owner, artifacts.get(tid), history.get(tid))
         for tid, doc, version, owner in rows
     ]

@@ -389,8 +389,16 @@ class PostgresTaskStore(TaskStore):
             total = await conn.fetchval(sql.count_sql, *sql.count_args)
             rows = await conn.fetch(sql.page_sql, *sql.page_args)
         limit = max(query.limit, 0)
-        tasks = [assemble(*row[1:]) for row in rows[:limit]]
+        tasks = [self._known_or_assembled(row) for row in rows[:limit]]
         return TaskPage(tasks, int(total), len(rows) > limit)
+
+    def _known_or_assembled(self, row: asyncpg.Record) -> StoredTask:
+        """A listed row at the version of a snapshot read before is that snapshot (no model
+        built; the database still aggregated its child rows: a page is one statement)."""
+        known = self._known.get(row[0])
+        stored = known if known is not None and known.version == row[2] else assemble(*row[1:])
+        self._known.keep(stored)
+        return stored
 
     async def delete(self, task_id: str) -> bool:
         self._known.pop(task_id, None)

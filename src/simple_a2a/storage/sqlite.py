@@ -195,14 +195,19 @@ class SQLiteTaskStore(TaskStore):
 
     async def list(self, query: TaskQuery) -> TaskPage:
         sql = list_sql("tasks", query, numbered=False, ts=to_micros, columns=_COLUMNS)
+        known = dict(self._known)  # a copy: the read may run in the writer's thread
 
         def run(conn: Conn) -> TaskPage:
             total = conn.execute(sql.count_sql, sql.count_args).fetchone()[0]
             rows = conn.execute(sql.page_sql, sql.page_args).fetchall()
             limit = max(query.limit, 0)
-            return TaskPage(assemble_rows(conn, rows[:limit]), int(total), len(rows) > limit)
+            tasks = assemble_rows(conn, rows[:limit], known)  # (a page polled again: known)
+            return TaskPage(tasks, int(total), len(rows) > limit)
 
-        return await self._db.read(run, snapshot=True)
+        page = await self._db.read(run, snapshot=True)
+        for stored in page.tasks:
+            self._known.keep(stored)
+        return page
 
     async def delete(self, task_id: str) -> bool:
         def run(conn: Conn) -> bool:
