@@ -28,6 +28,12 @@ def event_ctes(s: str, doc: int, gate: str = "") -> str:
     )
 
 
+def notifying(channel: int) -> str:
+    """The join that ``pg_notify``-s the task id (``$1``) on channel ``$channel`` once per row
+    of the statement's answer (one: the appended event's)."""
+    return f" CROSS JOIN LATERAL (SELECT pg_notify(${channel}, $1)) AS n"
+
+
 class TaskSQL:
     """The statements for the schema ``s`` (already quoted)."""
 
@@ -75,8 +81,7 @@ class TaskSQL:
             answers ``(version, seq)``, or no row when the guard refused the write."""
             return (
                 f"{statement}, {event_ctes(s, k, ' FROM core')}"
-                " SELECT core.version, ins.seq FROM core, ins"
-                f" CROSS JOIN LATERAL (SELECT pg_notify(${k + 1}, $1)) AS n"
+                f" SELECT core.version, ins.seq FROM core, ins{notifying(k + 1)}"
             )
 
         guard = "WHERE id = $1 AND version = $2 RETURNING version)"

@@ -61,7 +61,7 @@ from ._common import (
 )
 from ._layout import assemble, core_doc, full_plan, split_doc, write_plan
 from ._leases import PostgresLeaseStore, postgres_migration
-from ._pg_layout import TaskSQL, event_ctes
+from ._pg_layout import TaskSQL, event_ctes, notifying
 from .base import (
     ConcurrentUpdateError,
     EventLog,
@@ -419,10 +419,7 @@ class PostgresEventLog(EventLog):
         self._db = db
         self._notifier = notifier
         self.max_events_per_task = max_events_per_task
-        self._append_sql = (
-            f"WITH {event_ctes(db.s, 2)}"
-            " SELECT ins.seq FROM ins CROSS JOIN LATERAL (SELECT pg_notify($3, $1)) AS n"
-        )
+        self._append_sql = f"WITH {event_ctes(db.s, 2)} SELECT ins.seq FROM ins{notifying(3)}"
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
         db = self._db
