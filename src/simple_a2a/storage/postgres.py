@@ -335,7 +335,10 @@ class PostgresTaskStore(TaskStore):
         if found is None:
             self._known.pop(task_id, None)
             return None
-        return self._known_or_assembled(found)  # (unchanged: no child rows aggregated either)
+        # (unchanged since read: no child rows aggregated, no model built)
+        stored = known if known is not None and found[2] == known.version else assemble(*found[1:])
+        self._known.keep(stored)
+        return stored
 
     async def update(
         self, task: Task, *, expected_version: int, change: TaskChange | None = None
@@ -390,9 +393,8 @@ class PostgresTaskStore(TaskStore):
         return TaskPage(tasks, int(total), len(rows) > limit)
 
     def _known_or_assembled(self, row: asyncpg.Record) -> StoredTask:
-        """A row at the version of a snapshot read before is that snapshot (no model built;
-        in a ListTasks page the database still aggregated its child rows: one statement),
-        kept for the next read."""
+        """A listed row at the version of a snapshot read before is that snapshot (no model
+        built; the database still aggregated its child rows: a page is one statement)."""
         known = self._known.get(row[0])
         stored = known if known is not None and known.version == row[2] else assemble(*row[1:])
         self._known.keep(stored)
