@@ -335,7 +335,9 @@ class PostgresTaskStore(TaskStore):
         if found is None:
             self._known.pop(task_id, None)
             return None
-        # (unchanged since read: no child rows aggregated, no model built)
+        # (unchanged since read: no child rows aggregated, no model built). The snapshot known
+        # *before* the query decides, not one looked up after it (``_known_or_assembled``): the
+        # children came back empty for that version, and another read may have replaced it.
         stored = known if known is not None and found[2] == known.version else assemble(*found[1:])
         self._known.keep(stored)
         return stored
