@@ -4,6 +4,7 @@ the event loop, and what is kept off the loop (a file locked by another process,
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import sqlite3
 import threading
@@ -130,21 +131,25 @@ async def test_the_wal_is_checkpointed_off_the_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The loop's connection never checkpoints; the writer thread does once the WAL reaches
-    WAL_CHECKPOINT_BYTES (1 MiB here), so the WAL file stops growing: each commit here adds
-    two or three pages, which 800 commits would make ~7 MB without the checkpoints (3-3.5 MB
-    with PASSIVE ones, which never catch up with the loop's commits)."""
+    WAL_CHECKPOINT_BYTES (1 MiB here), with TRUNCATE, so the WAL file is emptied again and again
+    instead of growing: each commit here adds two or three pages, which 800 commits would make
+    ~7 MB without the checkpoints. (PASSIVE or RESTART ones never shrink the file; they left it
+    at 3-3.5 MB.)"""
     monkeypatch.setattr(_sqlite_db, "WAL_CHECKPOINT_BYTES", 1 << 20)
     path = tmp_path / "t.db"
     store = SQLiteStorage(path)
     await store.open()
     try:
-        largest = 0
+        sizes = []
         for n in range(800):  # one commit each
             await store.events.append(f"t{n}", status_event(f"t{n}", n))
-            largest = max(largest, os.path.getsize(f"{path}-wal"))
-        # The threshold, plus what the loop commits before the writer thread gets the GIL
-        # (up to a switch interval, 5 ms) and while it checkpoints: well under 7 MB.
-        assert largest < 4 << 20, largest
+            sizes.append(os.path.getsize(f"{path}-wal"))
+        emptied = sum(1 for before, after in itertools.pairwise(sizes) if after < before)
+        assert emptied >= 1, max(sizes)
+        # The threshold, plus what the loop commits before the writer thread gets the GIL (a
+        # switch interval, 5 ms, or longer when other processes hold the CPU: 4.7 MB was seen
+        # once with another test run beside this one) and while it checkpoints.
+        assert max(sizes) < 6 << 20, max(sizes)
         conn = sqlite3.connect(path)
         try:  # the early commits are in the database file itself
             assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 800
