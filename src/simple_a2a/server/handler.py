@@ -26,7 +26,6 @@ from ..protocol.models import (
     TERMINAL_STATES,
     Message,
     Task,
-    TaskPushNotificationConfig,
     TaskState,
     TaskStatusUpdateEvent,
     new_id,
@@ -46,11 +45,8 @@ from .limits import (
     DEFAULT_LIMITS,
     Limits,
     RunningTasks,
-    check_caller_config_count,
-    check_config_count,
     check_identifiers,
     check_message,
-    config_page,
 )
 from .paging import (
     DEFAULT_PAGE_SIZE,
@@ -59,6 +55,7 @@ from .paging import (
     encode_page_token,
     trim_history,
 )
+from .push_configs import PushConfigOperations
 from .tasks import StreamItem, TaskManager
 from .telemetry import bind_execution, bind_request, traced_executor, traced_operation
 
@@ -84,7 +81,7 @@ class _Execution(NamedTuple):
     runner: asyncio.Task[None]
 
 
-class RequestHandler:
+class RequestHandler(PushConfigOperations):
     """Serves one agent: its card, its executor and its storage."""
 
     def __init__(
@@ -522,75 +519,6 @@ class RequestHandler:
         async for item in self.tasks.follow(task_id, last_event_id, until=TERMINAL_STATES):
             yield item
 
-    # -- push notification configs (spec §3.1.7-§3.1.10) --
-    async def create_task_push_notification_config(
-        self, request: TaskPushNotificationConfig, call: CallContext
-    ) -> TaskPushNotificationConfig:
-        self._require_push()
-        if not request.task_id:
-            raise e.InvalidParamsError("taskId is required", field="taskId")
-        await self._visible_task(request.task_id, call)
-        return await self._store_push_config(
-            await self._checked_push_config(request), request.task_id, call
-        )
-
-    async def _checked_push_config(
-        self, config: TaskPushNotificationConfig
-    ) -> TaskPushNotificationConfig:
-        """A webhook config, validated once (URL scheme, SSRF guard) before anything is stored."""
-        if not config.url.startswith(("http://", "https://")):
-            raise e.InvalidParamsError("url must be an http(s) URL", field="url")
-        if self.push is not None:
-            await self.push.validate_config(config)
-        return config
-
-    async def _store_push_config(
-        self, config: TaskPushNotificationConfig, task_id: str, call: CallContext
-    ) -> TaskPushNotificationConfig:
-        config = config.model_copy(update={"task_id": task_id, "id": config.id or new_id()})
-        if call.version.startswith("0."):  # 0.3 §9.5: its notifications are 0.3 Tasks
-            config = config.with_protocol_version(call.version)
-        existing = await self.storage.push_configs.list(task_id)
-        check_config_count(self.limits, existing, config)
-        replacing = any(c.id == config.id for c in existing)
-        store = self.storage.push_configs
-        await check_caller_config_count(self.limits, store, call.owner, replacing)
-        await store.put(config)
-        if self.push is not None:
-            await self.push.config_created(config)
-        return config
-
-    async def get_task_push_notification_config(
-        self, request: rq.GetTaskPushNotificationConfigRequest, call: CallContext
-    ) -> TaskPushNotificationConfig:
-        self._require_push()
-        await self._visible_task(request.task_id, call)
-        config = await self.storage.push_configs.get(request.task_id, request.id)
-        if config is None:
-            raise e.TaskNotFoundError(
-                f"push notification config {request.id!r} not found for task {request.task_id}",
-                task_id=request.task_id,
-            )
-        return config
-
-    async def list_task_push_notification_configs(
-        self, request: rq.ListTaskPushNotificationConfigsRequest, call: CallContext
-    ) -> rq.ListTaskPushNotificationConfigsResponse:
-        self._require_push()
-        await self._visible_task(request.task_id, call)
-        configs = await self.storage.push_configs.list(request.task_id)
-        return config_page(self.limits, configs, request)
-
-    async def delete_task_push_notification_config(
-        self, request: rq.DeleteTaskPushNotificationConfigRequest, call: CallContext
-    ) -> rq.Empty:
-        self._require_push()
-        await self._visible_task(request.task_id, call)
-        await self.storage.push_configs.delete(request.task_id, request.id)  # idempotent
-        if self.push is not None:
-            await self.push.config_deleted(request.task_id, request.id)
-        return rq.Empty()
-
     # -- GetExtendedAgentCard (spec §3.1.11, §3.3.4) --
     async def get_extended_agent_card(
         self, request: rq.GetExtendedAgentCardRequest, call: CallContext
@@ -618,10 +546,6 @@ class RequestHandler:
     def _require_streaming(self) -> None:
         if self.card.capabilities.streaming is False:
             raise e.UnsupportedOperationError("this agent does not support streaming")
-
-    def _require_push(self) -> None:
-        if not self.card.capabilities.push_notifications:
-            raise e.PushNotificationNotSupportedError()
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
