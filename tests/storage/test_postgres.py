@@ -23,7 +23,8 @@ from simple_a2a.storage import (
     TaskQuery,
     open_storage,
 )
-from simple_a2a.storage.postgres import PostgresStorage, migrations
+from simple_a2a.storage._pg_schema import migrations
+from simple_a2a.storage.postgres import PostgresStorage
 
 from .conformance import (
     StorageConformance,
