@@ -39,12 +39,13 @@ from simple_a2a.protocol.requests import (
 )
 from simple_a2a.protocol.telemetry import TELEMETRY
 
+from .answers import invalid
 from .discovery import CardVerifier, fetch_card, parse_card, select_interface, verify_card
 from .errors import ClientTimeoutError, ConnectError, NegotiationError, TransportError
 from .limits import ClientLimits, origin_of
 from .streams import ReconnectPolicy, RetryPolicy, resilient_stream
 from .telemetry import traced_call, traced_stream
-from .transport import DEFAULT, TRANSPORTS, SSEEvent, TimeoutTypes, Transport, invalid
+from .transport import DEFAULT, TRANSPORTS, SSEEvent, TimeoutTypes, Transport
 
 __all__ = ["AsyncClient", "Content"]
 

@@ -21,9 +21,10 @@ from simple_a2a.protocol import v03
 from simple_a2a.protocol.card import AgentCard, AgentInterface
 from simple_a2a.protocol.errors import A2AError
 
+from .answers import map_httpx_error
 from .errors import CardVerificationError, DiscoveryError, NegotiationError
 from .limits import ClientLimits, TooLargeError, loads, origin_of, read_capped
-from .transport import DEFAULT, TRANSPORTS, map_httpx_error
+from .transport import DEFAULT, TRANSPORTS
 
 __all__ = [
     "WELL_KNOWN_PATHS",

@@ -35,9 +35,10 @@ from simple_a2a.protocol import grpc_v03
 from simple_a2a.protocol.errors import A2AError, InvalidAgentResponseError
 from simple_a2a.protocol.telemetry import TELEMETRY, grpc_metadata
 
+from .answers import with_status
 from .errors import ClientTimeoutError, ConnectError, TransportError
 from .limits import ClientLimits
-from .transport import DEFAULT, SSEEvent, Transport, with_status
+from .transport import DEFAULT, SSEEvent, Transport
 
 if TYPE_CHECKING:
     import grpc

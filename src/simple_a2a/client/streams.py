@@ -32,9 +32,10 @@ from simple_a2a.protocol.models import (
 from simple_a2a.protocol.reducer import apply_artifact, apply_message, apply_status
 from simple_a2a.protocol.requests import StreamEvent, StreamResponse
 
+from .answers import invalid
 from .errors import ClientTimeoutError, StreamInterruptedError, TransportError
 from .limits import ClientLimits, SeenWindow
-from .transport import SSEEvent, invalid
+from .transport import SSEEvent
 
 __all__ = ["ReconnectPolicy", "RetryPolicy", "TaskAccumulator", "afold", "fold"]
 
