@@ -4,6 +4,11 @@ ProtoJSON rules kept here, once, for every model:
 - camelCase names on output; camelCase *and* the proto's snake_case names accepted on input;
 - unset fields (``None``) and empty repeated fields are omitted on output;
 - unknown fields are ignored (spec §5.7, forward compatibility);
+- ``null`` reads as the field's default, for every field (ProtoJSON: "null is an accepted value
+  for all field types and treated as the default value of the corresponding field type"); the
+  official a2a-sdk 0.3 agents send ``"artifacts": null``, ``"extensions": null`` and the like.
+  A null that fails validation is dropped and the object validated again, so the common path
+  costs nothing; a required field that is null is then reported missing, as when absent;
 - ``bytes`` travel as base64, timestamps as UTC ``YYYY-MM-DDTHH:mm:ss.sssZ`` (spec §5.6.1).
 """
 
@@ -11,7 +16,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import functools
+import json
 import operator
 import re
 from datetime import datetime, timezone
@@ -167,7 +174,7 @@ class A2AModel(BaseModel):
         try:
             return cls.model_validate(data)
         except pydantic.ValidationError as exc:
-            raise validation_error(exc, field_prefix) from None
+            return _revalidate_without_nulls(cls, copy.deepcopy(data), exc, field_prefix)
 
     @classmethod
     def from_json(cls: type[M], data: str | bytes, *, field_prefix: str = "") -> M:
@@ -177,7 +184,54 @@ class A2AModel(BaseModel):
         except pydantic.ValidationError as exc:
             if any(err["type"] == "json_invalid" for err in exc.errors()):
                 raise JSONParseError() from None
-            raise validation_error(exc, field_prefix) from None
+            if b"null" not in (data.encode() if isinstance(data, str) else data):
+                raise validation_error(exc, field_prefix) from None
+            return _revalidate_without_nulls(cls, json.loads(data), exc, field_prefix)
+
+
+#: Rounds of dropping nulls: a null inside an object that itself failed for another reason
+#: shows up only in the next round. Bounded, as everything a caller can make us do.
+_NULL_ROUNDS = 8
+_MISSING = object()
+
+
+def _drop_failed_nulls(data: Any, exc: pydantic.ValidationError) -> bool:
+    """Delete every object member whose ``null`` value failed validation; True if any was.
+
+    A null inside a list (``"parts": [null]``) is not a field's default and stays an error;
+    nulls that validated (optional fields, values inside a ``Struct``) are left alone.
+    """
+    dropped = False
+    for err in exc.errors(include_url=False):
+        if err.get("input", _MISSING) is not None or not err["loc"]:
+            continue
+        parent: Any = data
+        for step in err["loc"][:-1]:
+            # Steps that are not keys or indexes (a union member's tag) are skipped.
+            if isinstance(parent, dict):
+                parent = parent.get(step, parent)
+            elif isinstance(parent, list) and isinstance(step, int) and step < len(parent):
+                parent = parent[step]
+        key = err["loc"][-1]
+        if isinstance(parent, dict) and key in parent and parent[key] is None:
+            del parent[key]
+            dropped = True
+    return dropped
+
+
+def _revalidate_without_nulls(
+    cls: type[M], data: Any, exc: pydantic.ValidationError, field_prefix: str
+) -> M:
+    """Validate ``data`` again with its failing nulls read as defaults (the module docstring),
+    or raise the invalid-params error of the last attempt."""
+    for _ in range(_NULL_ROUNDS):
+        if not _drop_failed_nulls(data, exc):
+            break
+        try:
+            return cls.model_validate(data)
+        except pydantic.ValidationError as again:
+            exc = again
+    raise validation_error(exc, field_prefix) from None
 
 
 _DEFAULTS: dict[type[Any], tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
