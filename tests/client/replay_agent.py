@@ -113,6 +113,6 @@ class ReplayAgent:
                 Route("/.well-known/agent-card.json", self.card),
                 Route("/rpc", self.rpc, methods=["POST"]),
                 Route("/rest/message:stream", self.rest_stream, methods=["POST"]),
-                Route("/rest/tasks/{id}:subscribe", self.rest_subscribe, methods=["GET"]),
+                Route("/rest/tasks/{id}:subscribe", self.rest_subscribe, methods=["POST"]),
             ]
         )

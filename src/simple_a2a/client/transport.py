@@ -408,7 +408,13 @@ class RESTTransport(HTTPTransport):
         if tenant and not self.is_v03:
             path = "/" + quote(str(tenant), safe="") + path
         used.add("tenant")
-        return op.http_method, self.url.rstrip("/") + path, used
+        verb = op.http_method
+        if operation == "SubscribeToTask" and not self.is_v03:
+            # 1.0's prose says POST (§5.3's table, §11.3.2), a2a.proto's http option GET; both
+            # official 1.0 clients send POST and the JS SDK's 1.0 server answers only POST
+            # (docs/interop.md). Our server takes both. 0.3 keeps GET, which its peers take.
+            verb = "POST"
+        return verb, self.url.rstrip("/") + path, used
 
     @staticmethod
     def _query(wire: dict[str, Any], used: set[str]) -> httpx.QueryParams:
