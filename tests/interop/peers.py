@@ -18,7 +18,8 @@ from tests.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-SDK03_PYTHON = ROOT / ".venv-sdk03" / "bin" / "python"
+# scripts/test names the environment (.venv-sdk03, or .venv-sdk03-latest with A2A_LATEST=1).
+SDK03_PYTHON = Path(os.environ.get("A2A_SDK03_VENV") or ROOT / ".venv-sdk03") / "bin" / "python"
 
 
 def sdk03_python() -> str:
