@@ -314,9 +314,12 @@ async def test_our_client_lists_over_v03(binding: str, their_agent: str) -> None
             return
         # Peer fault J2 (docs/interop.md): the SDK's 0.3 REST layer has no GET /v1/tasks
         # (0.3 §7.4's table has it, the 0.3 proto not); the request falls through to its 1.0
-        # router, which reads "v1" as a tenant and answers 200 with an empty 1.0 list.
-        page = await agent.list(context_id=task.context_id)
-        assert page.tasks == []
+        # router, which reads "v1" as a tenant and answers 200 with an empty 1.0 list. Our
+        # client refuses ListTasks over 0.3 HTTP+JSON before sending, saying what to use.
+        with pytest.raises(UnsupportedOperationError, match=r"1\.0 interface"):
+            await agent.list(context_id=task.context_id)
+        fallen = httpx.get(f"{their_agent}/a2a/rest/v1/tasks", params={"contextId": "x"})
+        assert fallen.status_code == 200 and fallen.json().get("tasks", []) == []  # J2 itself
 
 
 @pytest.mark.interop(**OURS)

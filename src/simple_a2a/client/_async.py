@@ -39,8 +39,15 @@ from simple_a2a.protocol.requests import (
 )
 from simple_a2a.protocol.telemetry import TELEMETRY
 
+from ._interfaces import (
+    api_key_place,
+    first_connecting,
+    next_interface,
+    spoken_version,
+    warn_if_v03,
+)
 from .answers import invalid
-from .discovery import CardVerifier, fetch_card, parse_card, select_interface, verify_card
+from .discovery import CardVerifier, fetch_card, interface_candidates, parse_card, verify_card
 from .errors import ClientTimeoutError, ConnectError, NegotiationError, TransportError
 from .limits import ClientLimits, origin_of
 from .streams import ReconnectPolicy, RetryPolicy, resilient_stream
@@ -157,6 +164,7 @@ class AsyncClient:
         self._card: AgentCard | None = None
         self._card_url: str | None = None
         self._transport: Transport | None = None
+        self._candidates: list[AgentInterface] = []
         self._lock: asyncio.Lock | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -184,23 +192,40 @@ class AsyncClient:
         async with self._lock:
             if self._transport is None:
                 card = await self._resolve_card()
-                interface = select_interface(
+                self._candidates = interface_candidates(
                     card,
                     bindings=self._bindings,
                     allow_v03=self._allow_v03,
                     card_url=self._card_url,
                 )
-                if not interface.protocol_version.startswith("1"):
-                    log.warning(
-                        "%s offers only A2A %s: speaking %s over %s",
-                        card.name,
-                        interface.protocol_version,
-                        interface.protocol_version,
-                        interface.protocol_binding,
-                    )
-                self._interface = interface
-                self._transport = self._make_transport(card, interface)
+                warn_if_v03(card, self._candidates[0], self._bindings)
+                self._interface = self._candidates[0]
+                self._transport = self._make_transport(card, self._interface)
         return self._transport
+
+    async def _fall_back(self, failed: Transport, exc: ConnectError) -> Transport:
+        """The next interface's transport after ``failed`` could not connect (spec §5.2;
+        ``_interfaces.py``), or ``exc`` again when there is none."""
+        assert self._lock is not None and self._card is not None
+        async with self._lock:
+            if self._transport is not failed and self._transport is not None:
+                return self._transport  # another call moved on already
+            assert self._interface is not None
+            following = next_interface(self._candidates, self._interface)
+            if following is None:
+                raise exc
+            log.warning(
+                "could not connect to %s %s (%s); trying %s %s",
+                self._interface.protocol_binding,
+                self._interface.url,
+                exc,
+                following.protocol_binding,
+                following.url,
+            )
+            await failed.aclose()
+            self._interface = following
+            self._transport = self._make_transport(self._card, following)
+            return self._transport
 
     async def _resolve_card(self) -> AgentCard:
         if self._card is not None:
@@ -244,7 +269,7 @@ class AsyncClient:
         headers = dict(self._headers)
         query: dict[str, str] = {}
         if self._api_key is not None:
-            location, name = self._api_key_place(card)
+            location, name = api_key_place(card, self._api_key_header)
             if location == "query":
                 query[name] = self._api_key
             elif location == "cookie":
@@ -256,22 +281,11 @@ class AsyncClient:
         return cls(
             self._http,
             interface.url,
-            version=".".join(interface.protocol_version.split(".")[:2]),
+            version=spoken_version(interface),
             headers=headers,
             query=query,
             limits=self.limits,
         )
-
-    def _api_key_place(self, card: AgentCard) -> tuple[str, str]:
-        """Where the API key goes: ``api_key_header`` if given, else where the card's
-        APIKeySecurityScheme says (header, query or cookie), else the ``X-API-Key`` header."""
-        if self._api_key_header is not None:
-            return "header", self._api_key_header
-        for scheme in card.security_schemes.values():
-            key = scheme.api_key_security_scheme
-            if key is not None and key.location.lower() in ("header", "query", "cookie"):
-                return key.location.lower(), key.name
-        return "header", "X-API-Key"
 
     async def agent_card(self) -> AgentCard:
         """The agent's public card (fetched, verified and negotiated on first use)."""
@@ -315,16 +329,26 @@ class AsyncClient:
         timeout = self._timeout if timeout is DEFAULT else timeout
         deadline = self.limits.call_deadline
         if deadline is None:
-            return await self._attempts(transport, operation, data, timeout)
+            return await self._anywhere(transport, operation, data, timeout)
         try:
             return await asyncio.wait_for(
-                self._attempts(transport, operation, data, timeout), deadline
+                self._anywhere(transport, operation, data, timeout), deadline
             )
         except asyncio.TimeoutError:
             raise ClientTimeoutError(
                 f"{operation}: no answer within the call deadline of {deadline}s "
                 "(ClientLimits.call_deadline)"
             ) from None
+
+    async def _anywhere(
+        self, transport: Transport, operation: str, data: dict[str, Any], timeout: Any
+    ) -> dict[str, Any]:
+        """:meth:`_attempts` on this interface, then on the next ones while none connects."""
+        while True:
+            try:
+                return await self._attempts(transport, operation, data, timeout)
+            except ConnectError as exc:
+                transport = await self._fall_back(transport, exc)
 
     async def _attempts(
         self, transport: Transport, operation: str, data: dict[str, Any], timeout: Any
@@ -358,7 +382,11 @@ class AsyncClient:
 
         async def open_stream() -> AsyncIterator[SSEEvent]:
             transport = await self._ready()
-            return transport.stream(operation, self._with_tenant(request), timeout=timeout)
+            return first_connecting(
+                transport,
+                lambda t: t.stream(operation, self._with_tenant(request), timeout=timeout),
+                self._fall_back,
+            )
 
         async def resubscribe(task: str, last_id: str | None) -> AsyncIterator[SSEEvent]:
             transport = await self._ready()
@@ -376,6 +404,7 @@ class AsyncClient:
             task_id=task_id,
             until=until,
             limits=self.limits,
+            get_task=lambda task: self.get(task, timeout=timeout),
         )
         return traced_stream(events, operation, self) if TELEMETRY.on else events
 

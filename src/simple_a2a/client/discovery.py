@@ -5,7 +5,9 @@ Pure functions, except :func:`fetch_card` which does one or two GETs.
 The negotiation rule: among the card's interfaces whose binding this client speaks, pick the
 first offering protocol 1.x (in the card's order, or in the caller's ``bindings`` order when
 given). Only when *no* such interface exists is a 0.3 interface chosen, and only when
-``allow_v03`` is true; a 1.0 agent is never spoken to in 0.3 (spec §3.6.3).
+``allow_v03`` is true; a 1.0 agent is never spoken to in 0.3 (spec §3.6.3). An interface with
+``protocolVersion: ""`` counts as one without (1.0). When the chosen interface cannot be reached
+(nothing was sent), the client falls back to the next one of the same list (§5.2).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ __all__ = [
     "CardVerifier",
     "card_urls",
     "fetch_card",
+    "interface_candidates",
     "parse_card",
     "select_interface",
 ]
@@ -170,6 +173,65 @@ async def _get_card(
     raise DiscoveryError(f"the Agent Card: more than {limits.max_card_redirects} redirects")
 
 
+def interface_version(interface: AgentInterface) -> str:
+    """The interface's protocol version, ``""`` read as absent (1.0, the field's default)."""
+    return (interface.protocol_version or "").strip() or "1.0"
+
+
+def interface_candidates(
+    card: AgentCard,
+    *,
+    bindings: Sequence[str] | None = None,
+    allow_v03: bool = True,
+    card_url: str | None = None,
+) -> list[AgentInterface]:
+    """Every interface of ``card`` this client may speak, best first (the module docstring's
+    rule): the 1.x ones if any, else the 0.3 ones; in the caller's ``bindings`` order, else the
+    card's. The first is
+    the one spoken; the others are where a client falls back when it cannot connect (§5.2).
+    Raises :class:`NegotiationError` when there is none.
+    """
+    wanted = [normalize_binding(b) for b in (bindings or TRANSPORTS)]
+    known = [b for b in wanted if b in TRANSPORTS]
+    candidates = [
+        i for i in card.supported_interfaces if normalize_binding(i.protocol_binding) in known
+    ]
+    if bindings:
+        candidates.sort(key=lambda i: known.index(normalize_binding(i.protocol_binding)))
+    v1 = [i for i in candidates if interface_version(i).split(".")[0] == "1"]
+    v03_ = [i for i in candidates if interface_version(i).startswith("0.")]
+    if not v1 and v03_ and not allow_v03:
+        raise NegotiationError(
+            f"{card.name!r} only offers A2A {v03_[0].protocol_version}; pass allow_v03=True "
+            "to speak it"
+        )
+    # Never 0.3 to an agent that offers 1.x (§3.6.3), not even as a fallback: the fallbacks are
+    # the other interfaces of the chosen version.
+    chosen = v1 or (v03_ if allow_v03 else [])
+    if not chosen:
+        offered = ", ".join(
+            f"{i.protocol_binding} {i.protocol_version}" for i in card.supported_interfaces
+        )
+        hint = ""
+        if "GRPC" in wanted and "GRPC" not in TRANSPORTS:
+            hint = "; gRPC needs the 'grpc' extra: pip install 'simple-a2a[grpc]'"
+        raise NegotiationError(
+            f"{card.name!r} offers no interface this client speaks "
+            f"(offered: {offered or 'none'}; accepted: {', '.join(known)} with A2A 1.x or 0.3)"
+            + hint
+        )
+    return [_resolved(i, card_url) for i in chosen]
+
+
+def _resolved(interface: AgentInterface, card_url: str | None) -> AgentInterface:
+    grpc = normalize_binding(interface.protocol_binding) == "GRPC"
+    # A GRPC URL is a gRPC target (``host:port``, ``[::1]:port``, ``grpc(s)://``), never a path
+    # under the card's URL: joining it dialled ``http://host/.well-known/127.0.0.1:50051``.
+    if card_url is not None and not grpc and not urlsplit(interface.url).scheme:
+        return interface.model_copy(update={"url": urljoin(card_url, interface.url)})
+    return interface
+
+
 def select_interface(
     card: AgentCard,
     *,
@@ -183,41 +245,4 @@ def select_interface(
     by default every binding this client implements is acceptable, in the card's order.
     A relative interface URL is resolved against ``card_url``.
     """
-    wanted = [normalize_binding(b) for b in (bindings or TRANSPORTS)]
-    known = [b for b in wanted if b in TRANSPORTS]
-    candidates = [
-        i for i in card.supported_interfaces if normalize_binding(i.protocol_binding) in known
-    ]
-    if bindings:
-        candidates.sort(key=lambda i: known.index(normalize_binding(i.protocol_binding)))
-
-    def major(i: AgentInterface) -> str:
-        return (i.protocol_version or "").strip().split(".")[0]
-
-    chosen = next((i for i in candidates if major(i) == "1"), None)
-    if chosen is None:
-        v03 = next((i for i in candidates if i.protocol_version.strip().startswith("0.")), None)
-        if v03 is not None and not allow_v03:
-            raise NegotiationError(
-                f"{card.name!r} only offers A2A {v03.protocol_version}; pass allow_v03=True "
-                "to speak it"
-            )
-        chosen = v03
-    if chosen is None:
-        offered = ", ".join(
-            f"{i.protocol_binding} {i.protocol_version}" for i in card.supported_interfaces
-        )
-        hint = ""
-        if "GRPC" in wanted and "GRPC" not in TRANSPORTS:
-            hint = "; gRPC needs the 'grpc' extra: pip install 'simple-a2a[grpc]'"
-        raise NegotiationError(
-            f"{card.name!r} offers no interface this client speaks "
-            f"(offered: {offered or 'none'}; accepted: {', '.join(known)} with A2A 1.x or 0.3)"
-            + hint
-        )
-    grpc = normalize_binding(chosen.protocol_binding) == "GRPC"
-    # A GRPC URL is a gRPC target (``host:port``, ``[::1]:port``, ``grpc(s)://``), never a path
-    # under the card's URL: joining it dialled ``http://host/.well-known/127.0.0.1:50051``.
-    if card_url is not None and not grpc and not urlsplit(chosen.url).scheme:
-        chosen = chosen.model_copy(update={"url": urljoin(card_url, chosen.url)})
-    return chosen
+    return interface_candidates(card, bindings=bindings, allow_v03=allow_v03, card_url=card_url)[0]

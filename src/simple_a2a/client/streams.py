@@ -96,6 +96,7 @@ async def resilient_stream(
     task_id: str | None = None,
     until: frozenset[TaskState] = FINAL_STATES,
     limits: ClientLimits | None = None,
+    get_task: Callable[[str], Awaitable[Task]] | None = None,
 ) -> AsyncIterator[StreamEvent]:
     """Yield the events of ``await open_stream()``, resuming through
     ``await resubscribe(task_id, last_id)``.
@@ -112,6 +113,11 @@ async def resilient_stream(
 
     An event of another task than the stream's is refused; ``limits.stream_deadline`` bounds
     the whole stream (reconnections included) and ``limits.seen_event_ids`` the ids kept.
+
+    A resubscription refused before its first event (the task ended meanwhile: §3.1.6 answers
+    UnsupportedOperationError, the SDK 0.3.26 invalid params) is not the caller's error when
+    ``get_task`` shows the task at a state in ``until``: the stream ends with that task, as
+    the events it missed would have ended it.
     """
     limits = limits or ClientLimits()
     loop = asyncio.get_running_loop()
@@ -128,6 +134,8 @@ async def resilient_stream(
     last_state: TaskState | None = None
     seen_task = False  # a Message after a task event is history (a follow-up), not an answer
     failures = 0
+    resumed = False  # the source is a resubscription that has sent nothing yet
+    ended_with: Task | None = None
     source = await open_stream()
     while True:
         try:
@@ -136,6 +144,7 @@ async def resilient_stream(
                     sse = await next_of(source)
                 except StopAsyncIteration:
                     break
+                resumed = False
                 if sse.fresh_id:
                     if sse.id in seen:
                         continue
@@ -170,10 +179,20 @@ async def resilient_stream(
             ) from None
         except TransportError as exc:
             cause, reason = exc, str(exc)
+        except A2AError:
+            if not resumed or get_task is None or task_id is None:
+                raise
+            ended_with = await get_task(task_id)
+            if ended_with.status.state not in until:
+                raise
         finally:
             aclose = getattr(source, "aclose", None)
             if aclose is not None:
                 await aclose()
+        if ended_with is not None:
+            log.info("stream of task %s: resubscription refused, the task ended", task_id)
+            yield ended_with
+            return
         failures += 1
         if task_id is None or failures > policy.max_attempts:
             if cause is None and task_id is None:
@@ -191,6 +210,7 @@ async def resilient_stream(
             ) from cause
         await asyncio.sleep(delay)
         source = await resubscribe(task_id, last_id)
+        resumed = True
 
 
 class TaskAccumulator:

@@ -31,6 +31,7 @@ from simple_a2a.protocol import rest_v03, v03
 from simple_a2a.protocol.errors import (
     A2AError,
     InvalidParamsError,
+    UnsupportedOperationError,
     error_from_jsonrpc,
     error_from_rest,
 )
@@ -248,6 +249,9 @@ class HTTPTransport(Transport):
     """The HTTP bindings (JSON-RPC, HTTP+JSON): streams are SSE responses to a request that
     each binding builds its own way (:meth:`_build`)."""
 
+    #: what a unary call accepts (1.0 HTTP+JSON adds application/a2a+json)
+    accept = "application/json"
+
     def _build(
         self, operation: str, request: dict[str, Any], timeout: Any, extra: dict[str, str]
     ) -> httpx.Request:
@@ -257,7 +261,7 @@ class HTTPTransport(Transport):
         self, operation: str, request: dict[str, Any], *, timeout: Any = DEFAULT
     ) -> dict[str, Any]:
         """One unary request; the binding's :meth:`_unwrap` finds the result or the error."""
-        extra = {"Accept": "application/json"}
+        extra = {"Accept": self.accept}
         if TELEMETRY.on:  # W3C trace context (docs/observability.md)
             inject_context(extra)
         req = self._build(operation, request, timeout, extra)
@@ -379,6 +383,15 @@ class RESTTransport(HTTPTransport):
     async def call(
         self, operation: str, request: dict[str, Any], *, timeout: Any = DEFAULT
     ) -> dict[str, Any]:
+        if self.is_v03 and operation == "ListTasks":
+            # 0.3 §7.4's table names GET /v1/tasks, its a2a.proto has no such rpc, and no 0.3
+            # peer serves it: the SDK 0.3.26 answers an error, the JS SDK's 0.3 layer an empty
+            # 1.0 list (docs/interop.md, J2). Refused here rather than trusting any answer.
+            raise UnsupportedOperationError(
+                "ListTasks is not part of A2A 0.3 over HTTP+JSON (no 0.3 peer serves it); "
+                "list over a 1.0 interface of the agent if its card has one "
+                "(AsyncClient(..., bindings=[...]))"
+            )
         push_create = self.is_v03 and operation == "CreateTaskPushNotificationConfig"
         try:
             return await super().call(operation, request, timeout=timeout)
@@ -392,6 +405,17 @@ class RESTTransport(HTTPTransport):
         if self._push_body_is_config and operation == "CreateTaskPushNotificationConfig":
             return rest_v03.push_config_down(request)
         return super()._to_wire(operation, request)
+
+    @property
+    def accept(self) -> str:  # type: ignore[override]
+        return "application/json" if self.is_v03 else "application/a2a+json, application/json"
+
+    @property
+    def _media_type(self) -> str:
+        # 1.0 HTTP+JSON: application/a2a+json SHOULD be used (§11.1; every 1.0 peer here takes
+        # it); 0.3 names application/json. JSON-RPC stays application/json (§9.1), which the
+        # JS SDK's JSON-RPC server requires (docs/interop.md).
+        return "application/json" if self.is_v03 else "application/a2a+json"
 
     def _route(self, operation: str, request: dict[str, Any]) -> tuple[str, str, set[str]]:
         """(verb, URL, names of the request fields used in the path)."""
@@ -441,7 +465,7 @@ class RESTTransport(HTTPTransport):
                 verb,
                 url,
                 content=json.dumps(body).encode(),
-                headers={"Content-Type": "application/json", **headers},
+                headers={"Content-Type": self._media_type, **headers},
                 timeout=timeout,
             )
         return self.http.build_request(
