@@ -302,6 +302,16 @@ def sse_response(
     )
 
 
+def sse_error_response(error: bytes, headers: dict[str, str]) -> Response:
+    """An SSE stream of one event, ``error`` (a JSON-RPC error response), then its end: how
+    0.3 answers a streaming method that fails before its first event (``jsonrpc.py``)."""
+    return Response(
+        sse.frame(error),
+        media_type=sse.CONTENT_TYPE,
+        headers={"Cache-Control": "no-cache", **headers},
+    )
+
+
 _MEDIA_TYPES = {JSON: JSON.encode(), A2A_JSON: A2A_JSON.encode()}
 _NO_BODY = (204, 304)
 

@@ -34,6 +34,7 @@ from .http import (
     response_media_type,
     result_json,
     service_headers,
+    sse_error_response,
     sse_response,
     validate,
 )
@@ -116,9 +117,12 @@ class JSONRPCBinding:
         """A streaming method answers text/event-stream once its stream has started.
 
         An error known before that (an unknown or finished task, a capability refusal, invalid
-        params) is a plain JSON-RPC error response, as for a unary call: clients type it like
-        any error (the JS SDK raises an untyped error for an SSE error event; issue 15 item 7).
-        Failures after the first event are SSE error events.
+        params) is, in 1.0, a plain JSON-RPC error response, as for a unary call: clients type
+        it like any error (the JS SDK raises an untyped error for an SSE error event; issue 15
+        item 7; 1.0 §9.4.2 shows only the stream of results). In 0.3 it is an SSE stream of one
+        event, that JSON-RPC error response: 0.3 §3.3.1 and §6.11 say a streaming method answers
+        an SSE stream whose every event is a JSON-RPC response, and the official 0.3.26 client
+        reads nothing else (issue #33). Failures after the first event are SSE error events.
         """
         headers = service_headers(call)
         try:
@@ -126,8 +130,11 @@ class JSONRPCBinding:
             parsed = await validate(request, offload, self._parse, op, req.params, call)
             items = await self.handler.handle(op.name, parsed, call)
         except e.A2AError as err:
+            failure = rpc.failure(req.id, err)
+            if call.version == V03 and _status(err) == 200:
+                return sse_error_response(json_bytes(failure), headers)
             media_type = response_media_type(request)
-            return self._json(rpc.failure(req.id, err), media_type, call, _status(err))
+            return self._json(failure, media_type, call, _status(err))
         return sse_response(items, self._renderer(op, req.id, call), headers)
 
     async def _call(self, op: Operation, params: dict[str, Any], call: CallContext) -> bytes:
