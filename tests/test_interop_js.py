@@ -33,14 +33,13 @@ import pytest
 from simple_a2a import Message, Task, TaskNotFoundError, TaskState, TaskStatusUpdateEvent
 from simple_a2a.client import AsyncClient, afold
 from simple_a2a.protocol.errors import (
-    MethodNotFoundError,
     TaskNotCancelableError,
     UnsupportedOperationError,
 )
 from simple_a2a.protocol.models import TaskPushNotificationConfig
 from simple_a2a.server import Limits, server
 from tests.conftest import free_port
-from tests.interop.peers import peer_agent
+from tests.interop.peers import PeerProcess, healthy_peer, peer_for_test
 from tests.push.push_helpers import Receiver, settings
 from tests.support.agents import TestAgent, cancel_while_subscribed, make_card, serving
 
@@ -126,6 +125,25 @@ def failed(steps: dict[str, Any], name: str) -> dict[str, Any]:
     return error
 
 
+#: what each streaming step's error carries, by its JSON-RPC code
+STREAM_ERROR_CODES = {"UNSUPPORTED_OPERATION": -32004, "TASK_NOT_FOUND": -32001}
+
+
+def failed_streaming(steps: dict[str, Any], name: str, reason: str) -> None:
+    """A streaming step that must fail with ``reason``. Peer fault J3 (docs/interop.md): over
+    0.3 JSON-RPC our error comes as an SSE event (0.3 §3.3.1), which the SDK's 0.3 client does
+    not type: it raises a plain Error whose message carries the code."""
+    if (steps["binding"], steps["version"]) != ("JSONRPC", "0.3"):
+        assert failed(steps, name)["reason"] == reason
+        return
+    step = steps[name]
+    assert not step["ok"], f"{name} succeeded: {step['value']}"
+    error = step["error"]
+    assert not error["typed"], f"J3 is fixed: {error}"
+    assert "SSE event contained an error" in error["message"], error
+    assert f"(Code: {STREAM_ERROR_CODES[reason]})" in error["message"], error
+
+
 @pytest.mark.interop(**THEIRS)
 def test_their_client_discovers_and_sends(their_client: dict[str, Any]) -> None:
     card = ok(their_client, "card")
@@ -163,7 +181,7 @@ def test_their_client_multi_turn(their_client: dict[str, Any]) -> None:
     assert done["state"] == "TASK_STATE_COMPLETED" and done["artifacts"] == ["thanks for large"]
 
 
-@pytest.mark.interop(**THEIRS)
+@pytest.mark.interop(**THEIRS, faults={"JSONRPC 0.3": "J3"})
 def test_their_client_cancel_and_subscribe(their_client: dict[str, Any]) -> None:
     assert ok(their_client, "slow")["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
     assert ok(their_client, "cancel")["state"] == "TASK_STATE_CANCELED"
@@ -172,8 +190,8 @@ def test_their_client_cancel_and_subscribe(their_client: dict[str, Any]) -> None
     assert events[0] == {"kind": "task", "state": "TASK_STATE_WORKING"}
     assert events[-1] == {"kind": "statusUpdate", "state": "TASK_STATE_CANCELED"}
     # §3.1.6: subscribing to a task in a terminal state is UnsupportedOperationError, answered
-    # before any stream opens, so the SDK types it.
-    assert failed(their_client, "subscribe_finished")["reason"] == "UNSUPPORTED_OPERATION"
+    # before any stream opens, so the SDK types it (but over 0.3 JSON-RPC: J3).
+    failed_streaming(their_client, "subscribe_finished", "UNSUPPORTED_OPERATION")
 
 
 @pytest.mark.interop(**THEIRS)
@@ -214,11 +232,12 @@ async def test_their_client_push_delivery(
         assert last["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
-@pytest.mark.interop(**THEIRS)
+@pytest.mark.interop(**THEIRS, faults={"JSONRPC 0.3": "J3"})
 def test_their_client_types_task_not_found(their_client: dict[str, Any]) -> None:
-    for name in ("get_missing", "cancel_missing", "subscribe_missing"):
+    for name in ("get_missing", "cancel_missing"):
         error = failed(their_client, name)
         assert error["taskNotFound"] and error["reason"] == "TASK_NOT_FOUND", (name, error)
+    failed_streaming(their_client, "subscribe_missing", "TASK_NOT_FOUND")
 
 
 @pytest.mark.interop(**THEIRS)
@@ -253,13 +272,19 @@ def test_their_client_meets_our_rate_limit(node: str, setup: tuple[str, str]) ->
 
 
 @pytest.fixture(scope="module")
-def their_agent(node: str) -> Iterator[str]:
+def their_peer(node: str) -> Iterator[PeerProcess]:
     """tests/interop_js/agent.mjs as a Node process, with the SDK's 0.3 compat layer on and its
-    gRPC services on a second port; yields its base URL."""
-    port = free_port()
-    argv = [node, str(HERE / "agent.mjs"), str(port), "legacy", str(free_port())]
-    with peer_agent(argv, "JS SDK", port, HERE) as base:
-        yield base
+    gRPC services on a second port."""
+    command = [node, str(HERE / "agent.mjs")]
+    peer = PeerProcess(lambda port: [*command, str(port), "legacy", str(free_port())], PEER, HERE)
+    with healthy_peer(peer):
+        yield peer
+
+
+@pytest.fixture
+def their_agent(request: pytest.FixtureRequest, their_peer: PeerProcess) -> Iterator[str]:
+    """The JS SDK agent's base URL, healthy for this test (restarted if it hung or died)."""
+    yield from peer_for_test(request, their_peer)
 
 
 @contextlib.asynccontextmanager
@@ -304,20 +329,15 @@ async def test_our_client_lists_over_v03(binding: str, their_agent: str) -> None
     async with open_client(their_agent, binding, "0.3") as agent:
         task = await agent.send("echo listed")
         assert isinstance(task, Task) and agent.protocol_version == "0.3"
-        if binding == "GRPC":
-            with pytest.raises(UnsupportedOperationError):  # the 0.3 service has no ListTasks
-                await agent.list(context_id=task.context_id)
-            return
-        if binding == "JSONRPC":
-            with pytest.raises(MethodNotFoundError):  # 0.3 JSON-RPC has no tasks/list (§7.4)
-                await agent.list(context_id=task.context_id)
-            return
-        # Peer fault J2 (docs/interop.md): the SDK's 0.3 REST layer has no GET /v1/tasks
-        # (0.3 §7.4's table has it, the 0.3 proto not); the request falls through to its 1.0
-        # router, which reads "v1" as a tenant and answers 200 with an empty 1.0 list. Our
-        # client refuses ListTasks over 0.3 HTTP+JSON before sending, saying what to use.
-        with pytest.raises(UnsupportedOperationError, match=r"1\.0 interface"):
+        # 0.3 has no ListTasks on any binding (§7.4: "N/A" for JSON-RPC; no rpc in its proto):
+        # our client refuses it before sending, saying where to list instead (the card has no
+        # 1.0 interface here). Peer fault J2 (docs/interop.md) is why it must: the SDK's 0.3
+        # REST layer has no GET /v1/tasks, the request falls through to its 1.0 router, which
+        # reads "v1" as a tenant and answers 200 with an empty 1.0 list.
+        with pytest.raises(UnsupportedOperationError, match=r"no A2A 1\.0 interface"):
             await agent.list(context_id=task.context_id)
+        if binding != "HTTP+JSON":
+            return
         fallen = httpx.get(f"{their_agent}/a2a/rest/v1/tasks", params={"contextId": "x"})
         assert fallen.status_code == 200 and fallen.json().get("tasks", []) == []  # J2 itself
 

@@ -7,7 +7,7 @@ A test joins the matrix with the ``interop`` marker::
 The binding (``JSONRPC``, ``HTTP+JSON``, ``GRPC``) and the protocol (``1.0``, ``0.3``) come from
 the marker's ``binding=``/``protocol=`` or else from the test's parameters (a parameter value,
 or an element of a tuple value). ``faults={"HTTP+JSON": "F2"}`` names the documented peer
-faults a cell's tests check (``"*"``: every binding). At the end of the session the outcomes are
+faults a cell's tests check (``"*"``: every binding; ``"JSONRPC 0.3"``: one binding and version). At the end of the session the outcomes are
 written to ``$INTEROP_MATRIX`` (default ``test-artifacts/interop.json``, removed when a run
 starts);
 ``scripts/interop_matrix.py`` renders them as the table of docs/interop.md.
@@ -46,12 +46,14 @@ def cell_of(item: pytest.Item) -> dict[str, Any] | None:
     kw = marker.kwargs
     binding = kw.get("binding") or _from_params(item, BINDINGS) or "?"
     faults = kw.get("faults") or {}
+    protocol = kw.get("protocol") or _from_params(item, PROTOCOLS) or "1.0"
+    named = ("*", binding, f"{binding} {protocol}")  # every cell, a binding, one binding+version
     return {
         "peer": kw["peer"],
         "direction": kw["direction"],
-        "protocol": kw.get("protocol") or _from_params(item, PROTOCOLS) or "1.0",
+        "protocol": protocol,
         "binding": binding,
-        "faults": sorted({*faults.get("*", "").split(), *faults.get(binding, "").split()}),
+        "faults": sorted({f for key in named for f in faults.get(key, "").split()}),
         "test": item.nodeid,
     }
 

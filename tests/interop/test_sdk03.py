@@ -27,7 +27,13 @@ from simple_a2a.protocol.errors import (
 )
 from simple_a2a.protocol.models import TaskPushNotificationConfig
 from simple_a2a.server import Limits, server
-from tests.interop.peers import run_sdk03_client, sdk03_agent
+from tests.interop.peers import (
+    PeerProcess,
+    healthy_peer,
+    peer_for_test,
+    run_sdk03_client,
+    sdk03_peer,
+)
 from tests.push.push_helpers import Receiver, settings
 from tests.support.agents import TestAgent, make_card, serving
 
@@ -40,9 +46,15 @@ THEIRS = {"peer": PEER, "direction": "theirs → ours", "protocol": "0.3"}
 
 
 @pytest.fixture(scope="module")
-def their_agent() -> Iterator[str]:
-    with sdk03_agent() as base:
-        yield base
+def their_peer() -> Iterator[PeerProcess]:
+    with healthy_peer(sdk03_peer()) as peer:
+        yield peer
+
+
+@pytest.fixture
+def their_agent(request: pytest.FixtureRequest, their_peer: PeerProcess) -> Iterator[str]:
+    """The SDK agent's base URL, healthy for this test (restarted if it hung or died)."""
+    yield from peer_for_test(request, their_peer)
 
 
 @pytest.fixture(params=[*BINDINGS, "GRPC"])
@@ -92,7 +104,7 @@ async def test_our_client_cancel_subscribe(agent: AsyncClient) -> None:
     await asyncio.sleep(0.3)
     canceled = await agent.cancel(task.id)
     assert canceled.state is TaskState.CANCELED
-    await asyncio.wait_for(follower, 20)
+    await asyncio.wait_for(follower, 10)  # well under the test's timeout
     if ended:
         # Peer fault (docs/interop.md): the SDK 0.3.26's resubscribe stream sends no event for
         # a running task and ends at the cancel without the final canceled event (JSON-RPC and
