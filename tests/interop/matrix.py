@@ -7,10 +7,10 @@ A test joins the matrix with the ``interop`` marker::
 The binding (``JSONRPC``, ``HTTP+JSON``, ``GRPC``) and the protocol (``1.0``, ``0.3``) come from
 the marker's ``binding=``/``protocol=`` or else from the test's parameters (a parameter value,
 or an element of a tuple value). ``faults={"HTTP+JSON": "F2"}`` names the documented peer
-faults a cell's tests check (``"*"``: every binding; ``"JSONRPC 0.3"``: one binding and version). At the end of the session the outcomes are
-written to ``$INTEROP_MATRIX`` (default ``test-artifacts/interop.json``, removed when a run
-starts);
-``scripts/interop_matrix.py`` renders them as the table of docs/interop.md.
+faults a cell's tests check (``"*"``: every binding; ``"JSONRPC 0.3"``: one binding and
+version). At the end of the session the outcomes are written to ``$INTEROP_MATRIX`` (default
+``test-artifacts/interop.json``, removed when a run starts); ``scripts/interop_matrix.py``
+renders them as the table of docs/interop.md.
 """
 
 from __future__ import annotations
