@@ -13,7 +13,13 @@ The executors answer by the first word of the user's text:
 - ``fanout PATH N MS``: a working task that waits until the file PATH exists, then emits N artifact
   chunks MS milliseconds apart, each carrying ``t=<time.time_ns()>`` so subscribers can measure
   delivery latency;
+- ``tokens N MS``: a working task that emits N small artifact chunks (a token's worth of
+  text, ``t=<time.time_ns()>``) MS milliseconds apart, as an LLM agent streams, then completes
+  (``bench/streams.py``: many such streams at once);
 - anything else: a task with one artifact ``echo <text>``, completed.
+
+``sse_floor``: no A2A at all, a bare Starlette SSE endpoint that answers ``tokens N MS`` with the
+same JSON-RPC frames (a task, N artifact updates, the completed status): the floor of a stream.
 """
 
 from __future__ import annotations
@@ -67,6 +73,17 @@ def ours_app(storage: str | None, tasks: int) -> tuple[Any, Any]:
                         Artifact(artifact_id="s", parts=[Part.text(f"{i} ")]),
                         append=i > 0,
                         last_chunk=i == n - 1,
+                    )
+                await ctx.complete()
+            elif word == "tokens":
+                count, interval = (int(x) for x in rest.split(" "))
+                await ctx.start()
+                for i in range(count):
+                    await asyncio.sleep(interval / 1000)
+                    await ctx.emit_artifact(
+                        Artifact(artifact_id="t", parts=[Part.text(f"t={time.time_ns()} ")]),
+                        append=i > 0,
+                        last_chunk=i == count - 1,
                     )
                 await ctx.complete()
             elif word == "fanout":
@@ -158,6 +175,18 @@ def sdk_app(tasks: int) -> tuple[Any, Any]:
                         artifact_id="s",
                         append=i > 0,
                         last_chunk=i == n - 1,
+                    )
+                await updater.complete()
+            elif word == "tokens":
+                count, interval = (int(x) for x in rest.split(" "))
+                await updater.start_work()
+                for i in range(count):
+                    await asyncio.sleep(interval / 1000)
+                    await updater.add_artifact(
+                        [new_text_part(f"t={time.time_ns()} ")],
+                        artifact_id="t",
+                        append=i > 0,
+                        last_chunk=i == count - 1,
                     )
                 await updater.complete()
             elif word == "fanout":
@@ -346,3 +375,51 @@ def floor_app(tasks: int = 0) -> tuple[Any, Any]:
             stored[task.id] = bytes(task.to_json())
 
     return app, populate
+
+
+def sse_floor_app() -> tuple[Any, Any]:
+    """A bare Starlette SSE endpoint (no A2A): ``tokens N MS`` answered with the frames ours
+    sends — the working task, N artifact updates ``t=<time_ns>``, the completed status — built
+    with ``json.dumps`` per event. What any Python SSE server pays per event, the floor of
+    ``bench/streams.py``."""
+    import json
+    import uuid
+
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import StreamingResponse
+    from starlette.routing import Route
+
+    async def endpoint(request: Request) -> StreamingResponse:
+        body = await request.json()
+        text = body["params"]["message"]["parts"][0]["text"]
+        count, interval = (int(x) for x in text.split(" ")[1:3])
+        task_id, context_id = str(uuid.uuid4()), str(uuid.uuid4())
+
+        def frame(result: dict[str, Any]) -> bytes:
+            answer = {"jsonrpc": "2.0", "id": body.get("id"), "result": result}
+            return b"data: " + json.dumps(answer, separators=(",", ":")).encode() + b"\n\n"
+
+        def status(state: str) -> dict[str, Any]:
+            stamp = datetime.now(timezone.utc).isoformat()
+            return {"taskId": task_id, "contextId": context_id,
+                    "status": {"state": state, "timestamp": stamp}}  # fmt: skip
+
+        async def events() -> Any:
+            task = {"id": task_id, "contextId": context_id, "status": status("x")["status"]}
+            task["status"]["state"] = "TASK_STATE_WORKING"
+            yield frame({"task": task})
+            for i in range(count):
+                await asyncio.sleep(interval / 1000)
+                chunk = {"artifactId": "t", "parts": [{"text": f"t={time.time_ns()} "}]}
+                update = {"taskId": task_id, "contextId": context_id, "artifact": chunk,
+                          "append": i > 0, "lastChunk": i == count - 1}  # fmt: skip
+                yield frame({"artifactUpdate": update})
+            yield frame({"statusUpdate": status("TASK_STATE_COMPLETED")})
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    async def populate() -> None:
+        return None
+
+    return Starlette(routes=[Route("/", endpoint, methods=["POST"])]), populate

@@ -1,6 +1,7 @@
 """Serve one benchmark app: ``python -m bench.serve KIND PORT`` (its own process).
 
-KIND is ``ours``, ``ours-sqlite``, ``sdk``, ``ceiling`` or ``floor``. Environment:
+KIND is ``ours``, ``ours-sqlite``, ``ours-postgres``, ``sdk``, ``ceiling``, ``floor`` or
+``sse-floor``. Environment:
 
 - ``BENCH_TASKS``: tasks to store through the storage API before serving (default 0);
 - ``BENCH_INFO``: a file to write ``{"rss_before_kb", "rss_after_kb", "tasks"}`` to;
@@ -40,6 +41,12 @@ def build(kind: str, tasks: int) -> tuple[Any, Any]:
         return agents.ours_app(f"sqlite:///{path}", tasks)
     if kind == "sdk":
         return agents.sdk_app(tasks)
+    if kind == "ours-postgres":  # a schema of its own in the machine's PostgreSQL
+        dsn = os.environ.get("SIMPLE_A2A_TEST_POSTGRES", "postgresql://postgres@127.0.0.1/test")
+        schema = f"bench_{os.getpid()}"
+        return agents.ours_app(f"{dsn}?schema={schema}", tasks)
+    if kind == "sse-floor":
+        return agents.sse_floor_app()
     if kind == "ceiling":
         return agents.ceiling_app()
     if kind == "floor":
@@ -50,6 +57,9 @@ def build(kind: str, tasks: int) -> tuple[Any, Any]:
 async def main(kind: str, port: int) -> None:
     import uvicorn
 
+    from bench.sse_client import raise_open_files_limit
+
+    raise_open_files_limit()  # bench/streams.py holds 10,000 streams open
     tasks = int(os.environ.get("BENCH_TASKS", "0"))
     app, populate = build(kind, tasks)
     gc.collect()

@@ -7,6 +7,10 @@ lines), so the client costs as little as possible and measures the server, not i
   events/s per stream. Prints one JSON line.
 - ``fill``: N blocking SendMessage requests over K keep-alive connections (the tasks a user
   creates through the protocol; the memory-per-task scenario measures the server's RSS around it).
+- ``tokens``: S concurrent SendStreamingMessage ``tokens N MS`` (an LLM agent streaming N small
+  chunks MS apart, S at once: ``bench/streams.py``); prints ``OPEN`` once every stream has its
+  first event (the server's memory with S open streams is read then), then one JSON line: time
+  to first event, delivery latency of every chunk (receipt minus stamp), complete streams.
 - ``fanout``: one SendStreamingMessage ``fanout PATH N MS`` starts a task; S subscribers
   (SubscribeToTask) join; then PATH is created and the agent emits N stamped events; each
   subscriber's delivery latency per event (receipt minus stamp). Prints one JSON line.
@@ -189,6 +193,14 @@ async def fanout_mode(port: int, subscribers: int, n: int, interval_ms: int) -> 
     }
 
 
+def raise_open_files_limit() -> None:
+    """As many descriptors as the hard limit allows (10,000 streams need 10,000 sockets)."""
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
 async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
     head = await reader.readuntil(b"\r\n\r\n")
     status = int(head.split(b" ", 2)[1])
@@ -236,6 +248,76 @@ async def fill_mode(port: int, n: int, connections: int) -> dict[str, Any]:
     return {"tasks": n, "failures": failures, "seconds": time.perf_counter() - t0}
 
 
+async def tokens_mode(port: int, streams: int, n: int, interval_ms: int) -> dict[str, Any]:
+    latencies: list[float] = []
+    ttfe: list[float] = []
+    complete = failed = 0
+    first_seen = asyncio.Event()
+    opened = 0
+    deadline = 120 + n * interval_ms / 1000
+
+    async def one(i: int) -> None:
+        nonlocal complete, failed, opened
+        t0 = time.perf_counter()
+        try:
+            sse = await SSE.open(
+                port, rpc("SendStreamingMessage", send_params(f"tokens {n} {interval_ms}"))
+            )
+            await sse.read_head()
+            got = 0
+            last = b""
+            async for data in sse.events():
+                if not got and not last:
+                    ttfe.append((time.perf_counter() - t0) * 1000)
+                    opened += 1
+                    if opened == streams:
+                        first_seen.set()
+                now = time.time_ns()
+                if b'"artifactUpdate"' in data:
+                    m = STAMP.search(data)
+                    if m:
+                        latencies.append((now - int(m.group(1))) / 1e6)
+                        got += 1
+                last = data
+            sse.close()
+            complete += got == n and b"TASK_STATE_COMPLETED" in last
+        except (OSError, RuntimeError, asyncio.IncompleteReadError, ValueError):
+            failed += 1
+            opened += 1
+            if opened == streams:
+                first_seen.set()
+
+    t0 = time.perf_counter()
+    tasks = []
+    for start in range(0, streams, 200):  # connect in batches, as clients arrive
+        tasks += [asyncio.create_task(one(i)) for i in range(start, min(streams, start + 200))]
+        await asyncio.sleep(0.01)
+    await asyncio.wait_for(first_seen.wait(), deadline)
+    print("OPEN", flush=True)
+    await asyncio.wait_for(asyncio.gather(*tasks), deadline)
+    seconds = time.perf_counter() - t0
+    latencies.sort()
+    ttfe.sort()
+
+    def pct(values: list[float], q: float) -> float | None:
+        return values[min(len(values) - 1, int(len(values) * q))] if values else None
+
+    return {
+        "streams": streams,
+        "events_per_stream": n,
+        "interval_ms": interval_ms,
+        "complete": complete,
+        "failed": failed,
+        "deliveries": len(latencies),
+        "seconds": seconds,
+        "p50_ms": pct(latencies, 0.5),
+        "p99_ms": pct(latencies, 0.99),
+        "max_ms": latencies[-1] if latencies else None,
+        "ttfe_p50_ms": pct(ttfe, 0.5),
+        "ttfe_p99_ms": pct(ttfe, 0.99),
+    }
+
+
 def main() -> None:
     mode, port = sys.argv[1], int(sys.argv[2])
     args = [int(a) for a in sys.argv[3:]]
@@ -245,6 +327,9 @@ def main() -> None:
         result = asyncio.run(fill_mode(port, *args))
     elif mode == "fanout":
         result = asyncio.run(fanout_mode(port, *args))
+    elif mode == "tokens":
+        raise_open_files_limit()
+        result = asyncio.run(tokens_mode(port, *args))
     else:
         raise SystemExit(f"unknown mode {mode}")
     print("BENCH_JSON " + json.dumps(result))

@@ -1,0 +1,178 @@
+"""Many long-lived streams (issue #36): ``python -m bench.streams`` (``BENCH_QUICK=1``: a smoke).
+
+What an LLM agent does: a stream open for seconds, a small chunk every 100 ms; what a router
+agent does: thousands of those at once. Each server runs in its own process (``bench.serve``:
+ours on memory, SQLite and PostgreSQL storage; the official SDK 1.3.0; ``sse-floor``, a bare
+Starlette SSE endpoint sending the same frames with no A2A), all with the same uvicorn settings
+(``BENCH_LOOP``/``BENCH_HTTP``, default asyncio + h11). For each, in interleaved rounds, a
+client process (``bench.sse_client tokens``, raw asyncio) opens ``BENCH_STREAMS`` streams
+(SendStreamingMessage ``tokens N MS``) in batches of 200, and reads every chunk. Measured:
+
+- **RSS per open stream**: the server's RSS once every stream has its first event, minus its RSS
+  before, over the streams (the streams are idle between chunks then);
+- **CPU per event**: the server's utime + stime over the whole run (``/proc/PID/stat``), over the
+  chunks delivered (connection set-up included, as a user pays it);
+- **latency**: each chunk's receipt in the client minus the ``time.time_ns()`` stamp the agent
+  put in it when it emitted it (one machine, one clock), p50 and p99; **time to first event**.
+
+Ratios are paired per round (ours / SDK, ours / floor of the same round); the report gives
+medians and [min-max] ranges. Knobs: ``BENCH_STREAMS`` (full 10,000; quick 200),
+``BENCH_EVENTS`` (chunks per stream, full 50, quick 10), ``BENCH_INTERVAL_MS`` (100),
+``BENCH_RUNS`` (full 3, quick 1), ``BENCH_SERVERS`` (comma-separated kinds, default
+``ours,ours-sqlite,ours-postgres,sdk,sse-floor``). Writes ``bench/results/streams.json``.
+Loopback only; every loop is bounded (the client's deadline is 120 s plus the stream's length).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+from bench.__main__ import ROOT, Server, log
+from bench.stacks import spread
+
+QUICK = bool(os.environ.get("BENCH_QUICK"))
+STREAMS = int(os.environ.get("BENCH_STREAMS", "200" if QUICK else "10000"))
+EVENTS = int(os.environ.get("BENCH_EVENTS", "10" if QUICK else "50"))
+INTERVAL_MS = int(os.environ.get("BENCH_INTERVAL_MS", "100"))
+RUNS = int(os.environ.get("BENCH_RUNS", "1" if QUICK else "3"))
+KINDS = os.environ.get("BENCH_SERVERS", "ours,ours-sqlite,ours-postgres,sdk,sse-floor").split(",")
+
+
+def one_run(server: Server) -> dict[str, Any]:
+    """One client run of STREAMS streams against ``server``; the server's RSS and CPU beside."""
+    rss_before, cpu_before = server.rss_kb, server.cpu_s
+    client = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bench.sse_client",
+            "tokens",
+            str(server.port),
+            str(STREAMS),
+            str(EVENTS),
+            str(INTERVAL_MS),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert client.stdout is not None
+    rss_open = 0
+    result: dict[str, Any] = {}
+    for line in client.stdout:
+        if line.startswith("OPEN"):
+            rss_open = server.rss_kb
+        elif line.startswith("BENCH_JSON "):
+            result = json.loads(line[len("BENCH_JSON ") :])
+    client.wait(600)
+    cpu = server.cpu_s - cpu_before
+    if client.returncode != 0 or not result:
+        raise RuntimeError(f"the client failed against {server.name} ({client.returncode})")
+    deliveries = max(1, result["deliveries"])
+    result.update(
+        rss_per_stream_kib=(rss_open - rss_before) / STREAMS,
+        cpu_us_per_event=cpu / deliveries * 1e6,
+        server_cpu_s=cpu,
+        load_average=os.getloadavg()[0],
+    )
+    return result
+
+
+def main() -> None:
+    servers = [Server(kind, kind) for kind in KINDS]
+    rounds: dict[str, list[dict[str, Any]]] = {s.name: [] for s in servers}
+    try:
+        for server in servers:
+            server.start()
+            # a warm-up run: imports and first connections are not what a long-lived server pays
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "bench.sse_client",
+                    "tokens",
+                    str(server.port),
+                    "20",
+                    "3",
+                    "10",
+                ],
+                cwd=ROOT,
+                capture_output=True,
+                check=True,
+                timeout=300,
+            )
+        for n in range(RUNS):
+            for server in servers:  # interleaved: each round runs every server once
+                run = one_run(server)
+                rounds[server.name].append(run)
+                log(
+                    f"round {n + 1} {server.name}: p50 {run['p50_ms']:.1f} ms, p99 "
+                    f"{run['p99_ms']:.1f} ms, {run['cpu_us_per_event']:.1f} us CPU/event, "
+                    f"{run['rss_per_stream_kib']:.1f} KiB/stream, "
+                    f"{run['complete']}/{STREAMS} complete, load {run['load_average']:.1f}"
+                )
+    finally:
+        for server in servers:
+            server.stop()
+    report = summarize(rounds)
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "streams.json").write_text(json.dumps({"rounds": rounds, "summary": report}, indent=1))
+    print(render(report))
+
+
+FIGURES = ("cpu_us_per_event", "rss_per_stream_kib", "p50_ms", "p99_ms", "ttfe_p50_ms")
+
+
+def summarize(rounds: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Medians and ranges of each figure per server; ratios against the SDK and the floor,
+    paired per round."""
+    summary: dict[str, Any] = {}
+    for name, runs in rounds.items():
+        summary[name] = {f: spread([r[f] for r in runs if r[f] is not None]) for f in FIGURES}
+        summary[name]["complete"] = min(r["complete"] for r in runs)
+        summary[name]["failed"] = max(r["failed"] for r in runs)
+    for base in ("sdk", "sse-floor"):
+        if base not in rounds:
+            continue
+        for name, runs in rounds.items():
+            if name == base:
+                continue
+            pairs = zip(runs, rounds[base], strict=True)
+            ratios = [r["cpu_us_per_event"] / b["cpu_us_per_event"] for r, b in pairs]
+            summary[name][f"cpu_vs_{base}"] = spread(ratios)
+    return summary
+
+
+def render(summary: dict[str, Any]) -> str:
+    def fmt(cell: dict[str, float] | None, digits: int = 1) -> str:
+        if not cell:
+            return "-"
+        return f"{cell['median']:.{digits}f} [{cell['min']:.{digits}f}-{cell['max']:.{digits}f}]"
+
+    lines = [
+        f"{STREAMS} streams x {EVENTS} chunks, {INTERVAL_MS} ms apart, {RUNS} round(s)",
+        "",
+        "| server | CPU us/event | CPU vs SDK | CPU vs floor | KiB per open stream "
+        "| p50 ms | p99 ms | first event p50 ms | complete |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, s in summary.items():
+        lines.append(
+            f"| {name} | {fmt(s['cpu_us_per_event'])} | {fmt(s.get('cpu_vs_sdk'), 2)} | "
+            f"{fmt(s.get('cpu_vs_sse-floor'), 2)} | {fmt(s['rss_per_stream_kib'])} | "
+            f"{fmt(s['p50_ms'])} | {fmt(s['p99_ms'])} | {fmt(s['ttfe_p50_ms'])} | "
+            f"{s['complete']}/{STREAMS} |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    start = time.monotonic()
+    main()
+    log(f"bench.streams: {time.monotonic() - start:.0f} s")
