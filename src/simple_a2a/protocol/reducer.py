@@ -71,7 +71,7 @@ def _extend(existing: Artifact, chunk: Artifact) -> Artifact:
             and _plain_text(part)
             and last.media_type == part.media_type
         ):
-            parts[-1] = last.model_copy(update={"text": f"{last.text}{part.text}"})
+            parts[-1] = replaced(last, text=f"{last.text}{part.text}")
         else:
             parts.append(part)
     update: dict[str, object] = {"parts": parts}
@@ -80,7 +80,9 @@ def _extend(existing: Artifact, chunk: Artifact) -> Artifact:
     for name in ("name", "description"):
         if getattr(chunk, name) is not None:
             update[name] = getattr(chunk, name)
-    return existing.model_copy(update=update)
+    # ``replaced`` is model_copy for values that are already valid, without pydantic's generic
+    # ``__copy__``: this runs for every streamed chunk (bench/streams.py, issue #36).
+    return replaced(existing, **update)
 
 
 def apply_message(task: Task, message: Message) -> Task:
