@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +25,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from simple_a2a import Task, TaskState
-from simple_a2a.client import AsyncClient, NegotiationError, afold
+from simple_a2a.client import AsyncClient, ConnectError, NegotiationError, TransportError, afold
 from simple_a2a.protocol.errors import UnsupportedOperationError
 from simple_a2a.server import server
 from tests.client.servers import ServerThread, free_port
@@ -147,8 +151,6 @@ async def test_a_stream_falls_back_to_the_next_interface(ours: str) -> None:
 async def test_no_fallback_from_1_0_to_0_3(ours: str) -> None:
     """The fallbacks are the other interfaces of the chosen version (§3.6.3): an agent that
     offers 1.0 is not spoken to in 0.3 because its 1.0 interface is down."""
-    from simple_a2a.client import ConnectError
-
     card = card_with((dead_url(), "JSONRPC", "1.0"), (ours + "/", "HTTP+JSON", "0.3"))
     async with AsyncClient(card) as client:
         with pytest.raises(ConnectError):
@@ -164,10 +166,11 @@ async def test_no_interface_at_all_is_a_negotiation_error() -> None:
 # -- a reconnect refused because the task ended -----------------------------------------------
 
 
-def ended_agent(base: str) -> Starlette:
-    """SDK 0.3.26-like (F3): the stream ends after the working Task, without the final status;
-    SubscribeToTask then answers UnsupportedOperationError (the task is terminal, §3.1.6);
-    GetTask answers the completed task."""
+def ended_agent(base: str, *, drop: bool = False) -> Starlette:
+    """SDK 0.3.26-like (F3): the stream ends after the working Task, without the final status
+    (``drop``: the connection breaks mid-body, as its HTTP+JSON does); SubscribeToTask then
+    answers UnsupportedOperationError (the task is terminal, §3.1.6); GetTask answers the
+    completed task."""
     task = {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}}
     done = {
         **task,
@@ -185,6 +188,8 @@ def ended_agent(base: str) -> Starlette:
             async def sse() -> Any:
                 answer = {"jsonrpc": "2.0", "id": rid, "result": {"task": task}}
                 yield f"id: 1\ndata: {json.dumps(answer)}\n\n"
+                if drop:
+                    raise ConnectionResetError("the agent drops the stream")
 
             return StreamingResponse(sse(), media_type="text/event-stream")
         if body["method"] == "SubscribeToTask":
@@ -200,14 +205,152 @@ def ended_agent(base: str) -> Starlette:
 
 
 async def test_a_refused_reconnect_to_an_ended_task_ends_with_the_task() -> None:
-    with ServerThread(ended_agent) as agent:
+    with ServerThread(lambda base: ended_agent(base, drop=True)) as agent:
         card = card_with((agent.url + "/", "JSONRPC", "1.0"))
         async with AsyncClient(card) as client:
             events = [event async for event in client.stream("go")]
         final = events[-1]
         assert isinstance(final, Task) and final.state is TaskState.COMPLETED
         assert final.text == "done"
-        # the client asked, and did not take the refusal for the caller's error
+        calls = agent.server.config.app.state.calls
+        assert calls == ["SendStreamingMessage", "SubscribeToTask", "GetTask"]
         async with AsyncClient(card) as client:
             with pytest.raises(UnsupportedOperationError):  # a first subscribe still raises
                 await afold(client.subscribe("t1"))
+
+
+async def test_a_stream_closed_short_of_the_end_asks_get_task_first() -> None:
+    """A clean close before the final state: GetTask shows the task ended, so the stream ends
+    with it, without a reconnect the server would refuse."""
+    with ServerThread(ended_agent) as agent:
+        card = card_with((agent.url + "/", "JSONRPC", "1.0"))
+        async with AsyncClient(card) as client:
+            events = [event async for event in client.stream("go")]
+        assert isinstance(events[-1], Task) and events[-1].state is TaskState.COMPLETED
+        assert agent.server.config.app.state.calls == ["SendStreamingMessage", "GetTask"]
+
+
+# -- what counts as "could not connect" (fallback, and resending a SendMessage) ----------------
+
+
+async def test_a_tls_handshake_failure_falls_back(ours: str) -> None:
+    """``https://`` to a plain-HTTP port: the handshake fails before any request (a
+    ConnectError), so the next interface is tried."""
+    tls = ours.replace("http://", "https://") + "/"
+    card = card_with((tls, "JSONRPC", "1.0"), (ours + "/", "HTTP+JSON", "1.0"))
+    async with AsyncClient(card) as client:
+        task = await client.send("hi")
+        assert isinstance(task, Task) and task.state is TaskState.COMPLETED
+        assert client.interface is not None and client.interface.protocol_binding == "HTTP+JSON"
+
+
+async def test_a_dead_grpc_interface_falls_back(ours: str) -> None:
+    card = card_with((f"127.0.0.1:{free_port()}", "GRPC", "1.0"), (ours + "/", "JSONRPC", "1.0"))
+    async with AsyncClient(card) as client:
+        task = await client.send("hi")
+        assert isinstance(task, Task) and task.state is TaskState.COMPLETED
+        assert client.interface is not None and client.interface.protocol_binding == "JSONRPC"
+
+
+class HangUp:
+    """A TCP server on loopback that reads each request in full, then closes without answering:
+    the request reached the server, so it must not be sent again anywhere."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = next(
+                    (
+                        int(line.split(b":", 1)[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:")
+                    ),
+                    0,
+                )
+                while len(body) < length:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    body += chunk
+                self.requests += 1
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+async def test_a_send_lost_after_it_was_sent_is_not_resent_elsewhere(ours: str) -> None:
+    hang_up = HangUp()
+    rec = Recorder()
+    card = card_with((hang_up.url, "JSONRPC", "1.0"), (ours + "/", "HTTP+JSON", "1.0"))
+    try:
+        async with AsyncClient(card, http_client=rec.http) as client:
+            with pytest.raises(TransportError) as info:
+                await client.send("hi")
+            assert not isinstance(info.value, ConnectError)
+            assert client.interface is not None and client.interface.protocol_binding == "JSONRPC"
+    finally:
+        hang_up.close()
+        await rec.http.aclose()
+    assert hang_up.requests == 1  # not retried: it may have been acted on
+    assert all(url.startswith(hang_up.url) for url, _ in rec.sent)  # nothing went elsewhere
+
+
+DYING_GRPC = """
+import os, sys, time
+from concurrent import futures
+import grpc
+
+def die(request, context):
+    os._exit(0)  # the request arrived: the connection is lost mid-call
+
+handler = grpc.method_handlers_generic_handler(
+    "lf.a2a.v1.A2AService", {"SendMessage": grpc.unary_unary_rpc_method_handler(die)}
+)
+server = grpc.server(futures.ThreadPoolExecutor(2))
+server.add_generic_rpc_handlers((handler,))
+server.add_insecure_port("127.0.0.1:" + sys.argv[1])
+server.start()
+print("up", flush=True)
+server.wait_for_termination()
+"""
+
+
+async def test_a_grpc_call_lost_mid_call_is_not_a_connect_error(ours: str) -> None:
+    """grpc says UNAVAILABLE both when it could not connect and when the connection broke
+    during the call; only the first is a ConnectError (resent, fallen back from)."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", DYING_GRPC, str(port)], stdout=subprocess.PIPE, text=True
+    )
+    rec = Recorder()
+    try:
+        assert process.stdout is not None and process.stdout.readline().strip() == "up"
+        card = card_with((f"127.0.0.1:{port}", "GRPC", "1.0"), (ours + "/", "JSONRPC", "1.0"))
+        async with AsyncClient(card, http_client=rec.http) as client:
+            with pytest.raises(TransportError, match="lost") as info:
+                await client.send("hi")
+            assert not isinstance(info.value, ConnectError)
+        assert process.wait(10) == 0  # it got the request, and died of it
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        await rec.http.aclose()
+    assert rec.sent == []  # not resent over JSON-RPC

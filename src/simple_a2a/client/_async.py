@@ -16,7 +16,7 @@ import httpx
 
 from simple_a2a.protocol._base import A2AModel
 from simple_a2a.protocol.card import AgentCard, AgentInterface
-from simple_a2a.protocol.errors import A2AError, RateLimitError
+from simple_a2a.protocol.errors import A2AError
 from simple_a2a.protocol.logcontext import library_logger
 from simple_a2a.protocol.models import (
     FINAL_STATES,
@@ -44,11 +44,13 @@ from ._interfaces import (
     first_connecting,
     next_interface,
     spoken_version,
+    v03_list_refused,
     warn_if_v03,
 )
+from ._retries import call_anywhere
 from .answers import invalid
 from .discovery import CardVerifier, fetch_card, interface_candidates, parse_card, verify_card
-from .errors import ClientTimeoutError, ConnectError, NegotiationError, TransportError
+from .errors import ClientTimeoutError, ConnectError, NegotiationError
 from .limits import ClientLimits, origin_of
 from .streams import ReconnectPolicy, RetryPolicy, resilient_stream
 from .telemetry import traced_call, traced_stream
@@ -61,18 +63,6 @@ M = TypeVar("M", bound=A2AModel)
 
 #: What ``send`` and ``stream`` accept: a string, a part, a list of strings/parts, a Message.
 Content = str | Part | Message | Iterable[str | Part | dict[str, Any]]
-
-#: Reads that are safe to repeat after a timeout or a dropped connection.
-IDEMPOTENT = frozenset(
-    {
-        "GetTask",
-        "ListTasks",
-        "GetTaskPushNotificationConfig",
-        "ListTaskPushNotificationConfigs",
-        "DeleteTaskPushNotificationConfig",
-        "GetExtendedAgentCard",
-    }
-)
 
 
 def _parse(model: type[M], data: dict[str, Any], operation: str) -> M:
@@ -328,49 +318,16 @@ class AsyncClient:
         data = self._with_tenant(data)
         timeout = self._timeout if timeout is DEFAULT else timeout
         deadline = self.limits.call_deadline
+        call = call_anywhere(transport, operation, data, timeout, self.retry, self._fall_back)
         if deadline is None:
-            return await self._anywhere(transport, operation, data, timeout)
+            return await call
         try:
-            return await asyncio.wait_for(
-                self._anywhere(transport, operation, data, timeout), deadline
-            )
+            return await asyncio.wait_for(call, deadline)
         except asyncio.TimeoutError:
             raise ClientTimeoutError(
                 f"{operation}: no answer within the call deadline of {deadline}s "
                 "(ClientLimits.call_deadline)"
             ) from None
-
-    async def _anywhere(
-        self, transport: Transport, operation: str, data: dict[str, Any], timeout: Any
-    ) -> dict[str, Any]:
-        """:meth:`_attempts` on this interface, then on the next ones while none connects."""
-        while True:
-            try:
-                return await self._attempts(transport, operation, data, timeout)
-            except ConnectError as exc:
-                transport = await self._fall_back(transport, exc)
-
-    async def _attempts(
-        self, transport: Transport, operation: str, data: dict[str, Any], timeout: Any
-    ) -> dict[str, Any]:
-        attempt = 0
-        while True:
-            attempt += 1
-            delay = self.retry.delay(attempt)
-            try:
-                return await transport.call(operation, data, timeout=timeout)
-            except ConnectError:
-                if attempt >= self.retry.max_attempts:
-                    raise
-            except RateLimitError as exc:  # refused before anything was done: safe to resend
-                if attempt >= self.retry.max_attempts:
-                    raise
-                delay = min(self.retry.max_backoff, max(delay, exc.retry_after or 0.0))
-            except (ClientTimeoutError, TransportError):
-                if operation not in IDEMPOTENT or attempt >= self.retry.max_attempts:
-                    raise
-            log.info("%s failed (attempt %d); retrying in %.2fs", operation, attempt, delay)
-            await asyncio.sleep(delay)
 
     def _stream(
         self, operation: str, request: dict[str, Any], timeout: Any, task_id: str | None
@@ -520,7 +477,10 @@ class AsyncClient:
         include_artifacts: bool | None = None,
         timeout: Any = DEFAULT,
     ) -> ListTasksResponse:
-        """ListTasks: one page of tasks (newest first); see :meth:`list_all` for every page."""
+        """ListTasks: one page of tasks (newest first); see :meth:`list_all` for every page.
+        Refused before sending when A2A 0.3 is spoken, which has no ListTasks."""
+        if (await self._ready()).is_v03:
+            raise v03_list_refused(await self.agent_card())
         request = ListTasksRequest(
             context_id=context_id,
             status=TaskState(status) if status is not None else None,

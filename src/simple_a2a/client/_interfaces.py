@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from ..protocol.card import AgentCard, AgentInterface
+from ..protocol.errors import UnsupportedOperationError
 from ..protocol.logcontext import library_logger
 from ..protocol.versions import V03, V1
 from .discovery import interface_version, normalize_binding
@@ -35,13 +36,7 @@ def warn_if_v03(card: AgentCard, chosen: AgentInterface, bindings: object) -> No
     the bindings the caller allowed."""
     if spoken_version(chosen) != V03:
         return
-    newer = sorted(
-        {
-            normalize_binding(i.protocol_binding)
-            for i in card.supported_interfaces
-            if spoken_version(i) == V1
-        }
-    )
+    newer = _v1_bindings(card)
     if not newer:
         reason = f"{card.name} offers only A2A {chosen.protocol_version}"
     else:
@@ -50,6 +45,32 @@ def warn_if_v03(card: AgentCard, chosen: AgentInterface, bindings: object) -> No
             f"not over the bindings asked for ({bindings})"
         )
     log.warning("%s: speaking %s over %s", reason, chosen.protocol_version, chosen.protocol_binding)
+
+
+def _v1_bindings(card: AgentCard) -> list[str]:
+    return sorted(
+        {
+            normalize_binding(i.protocol_binding)
+            for i in card.supported_interfaces
+            if spoken_version(i) == V1
+        }
+    )
+
+
+def v03_list_refused(card: AgentCard) -> UnsupportedOperationError:
+    """ListTasks over 0.3, refused before sending: 0.3 has it on no binding (§7.4's table says
+    "N/A" for JSON-RPC; its a2a.proto has no rpc, so neither gRPC nor HTTP+JSON has it, and no
+    0.3 peer serves the ``GET /v1/tasks`` its prose names: the SDK 0.3.26 answers an error, the
+    JS SDK's 0.3 layer an empty 1.0 list, docs/interop.md J2). Says where to list instead."""
+    newer = _v1_bindings(card)
+    where = (
+        f"list over the agent's A2A 1.0 interface (AsyncClient(..., bindings={newer!r}))"
+        if newer
+        else "the agent offers no A2A 1.0 interface to list over"
+    )
+    return UnsupportedOperationError(
+        f"ListTasks is not part of A2A 0.3 over any binding (spoken to {card.name}): {where}"
+    )
 
 
 def next_interface(

@@ -10,7 +10,10 @@ The interface URL is a gRPC target: ``host:port``, ``grpc://host:port`` or ``htt
 Headers become metadata (lowercase keys): ``a2a-version``, ``a2a-extensions``,
 ``authorization``... Errors are rebuilt from the ``google.rpc.Status`` details (spec §10.6) into
 the typed :class:`~simple_a2a.protocol.errors.A2AError` (``status_code`` is the error's HTTP
-equivalent); ``UNAVAILABLE`` is a :class:`ConnectError`, ``DEADLINE_EXCEEDED`` a timeout.
+equivalent); ``DEADLINE_EXCEEDED`` is a timeout. ``UNAVAILABLE`` without a status is a
+:class:`ConnectError` (safe to resend anywhere) only when grpc says connecting failed (refused,
+name resolution, handshake); a connection lost during the call ("Stream removed (Socket
+closed)") may have reached the agent and is a plain :class:`TransportError`.
 
 A gRPC stream carries no event ids, so a resumed stream starts again from the task's snapshot.
 
@@ -71,6 +74,10 @@ _NOT_METADATA = frozenset(
     {"accept", "connection", "content-length", "content-type", "host", "te", "transfer-encoding"}
 )
 _SECURE = ("grpcs", "https")
+#: how grpc-core words an UNAVAILABLE before anything was sent: "failed to connect to all
+#: addresses ... Connection refused", "errors resolving host:port" / "DNS resolution failed",
+#: "Ssl handshake failed", "empty address list"
+_NOT_CONNECTED = ("failed to connect", "resolv", "dns", "handshake", "empty address list")
 
 
 _URL_SCHEMES = ("grpc", "grpcs", "http", "https")
@@ -215,7 +222,9 @@ class GRPCTransport(Transport):
         has_status = any(key == self._codec.STATUS_DETAILS_KEY for key, _ in trailers or ())
         if code.name == "UNAVAILABLE" and not has_status:
             # (an agent's own UNAVAILABLE carries a status, e.g. RateLimitError's: typed below)
-            return ConnectError(f"could not reach the agent over gRPC: {text}")
+            if any(marker in text.lower() for marker in _NOT_CONNECTED):
+                return ConnectError(f"could not reach the agent over gRPC: {text}")
+            return TransportError(f"the gRPC connection to the agent was lost: {text}")
         if code.name == "DEADLINE_EXCEEDED":
             return ClientTimeoutError(f"timed out talking to the agent over gRPC: {text}")
         if code.name == "CANCELLED":

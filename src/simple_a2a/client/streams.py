@@ -114,10 +114,11 @@ async def resilient_stream(
     An event of another task than the stream's is refused; ``limits.stream_deadline`` bounds
     the whole stream (reconnections included) and ``limits.seen_event_ids`` the ids kept.
 
-    A resubscription refused before its first event (the task ended meanwhile: §3.1.6 answers
-    UnsupportedOperationError, the SDK 0.3.26 invalid params) is not the caller's error when
-    ``get_task`` shows the task at a state in ``until``: the stream ends with that task, as
-    the events it missed would have ended it.
+    The task may end unsaid: a server closes the stream short of the end (the SDK 0.3.26's
+    resubscribe, docs/interop.md F3), or refuses the resubscription before its first event
+    because the task is terminal (§3.1.6: UnsupportedOperationError; the SDK 0.3.26: invalid
+    params). Then, when ``get_task`` shows the task at a state in ``until``, the stream ends
+    with that task instead of reconnecting or raising.
     """
     limits = limits or ClientLimits()
     loop = asyncio.get_running_loop()
@@ -135,9 +136,11 @@ async def resilient_stream(
     seen_task = False  # a Message after a task event is history (a follow-up), not an answer
     failures = 0
     resumed = False  # the source is a resubscription that has sent nothing yet
-    ended_with: Task | None = None
     source = await open_stream()
     while True:
+        cause: Exception | None = None
+        reason = "the server closed the stream before the task reached a final state"
+        ended_with: Task | None = None
         try:
             while True:
                 try:
@@ -170,8 +173,8 @@ async def resilient_stream(
                     return
             if last_state in INTERRUPTED_STATES:
                 return  # closed cleanly while the task waits for input: that server's rule
-            cause: Exception | None = None
-            reason = "the server closed the stream before the task reached a final state"
+            if get_task is not None and task_id is not None:
+                ended_with = await _ended(get_task, task_id, until)
         except asyncio.TimeoutError:
             raise ClientTimeoutError(
                 f"the stream did not end within its deadline of {deadline}s "
@@ -182,15 +185,15 @@ async def resilient_stream(
         except A2AError:
             if not resumed or get_task is None or task_id is None:
                 raise
-            ended_with = await get_task(task_id)
-            if ended_with.status.state not in until:
+            ended_with = await _ended(get_task, task_id, until)
+            if ended_with is None:
                 raise
         finally:
             aclose = getattr(source, "aclose", None)
             if aclose is not None:
                 await aclose()
         if ended_with is not None:
-            log.info("stream of task %s: resubscription refused, the task ended", task_id)
+            log.info("stream of task %s ended unsaid; GetTask gave its end", task_id)
             yield ended_with
             return
         failures += 1
@@ -211,6 +214,18 @@ async def resilient_stream(
         await asyncio.sleep(delay)
         source = await resubscribe(task_id, last_id)
         resumed = True
+
+
+async def _ended(
+    get_task: Callable[[str], Awaitable[Task]], task_id: str, until: frozenset[TaskState]
+) -> Task | None:
+    """The task when GetTask shows it at a state in ``until``; else ``None``, also when GetTask
+    fails (the stream's own error is the one to report)."""
+    try:
+        task = await get_task(task_id)
+    except (A2AError, TransportError):
+        return None
+    return task if task.status.state in until else None
 
 
 class TaskAccumulator:

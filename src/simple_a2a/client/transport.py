@@ -31,7 +31,6 @@ from simple_a2a.protocol import rest_v03, v03
 from simple_a2a.protocol.errors import (
     A2AError,
     InvalidParamsError,
-    UnsupportedOperationError,
     error_from_jsonrpc,
     error_from_rest,
 )
@@ -383,15 +382,6 @@ class RESTTransport(HTTPTransport):
     async def call(
         self, operation: str, request: dict[str, Any], *, timeout: Any = DEFAULT
     ) -> dict[str, Any]:
-        if self.is_v03 and operation == "ListTasks":
-            # 0.3 §7.4's table names GET /v1/tasks, its a2a.proto has no such rpc, and no 0.3
-            # peer serves it: the SDK 0.3.26 answers an error, the JS SDK's 0.3 layer an empty
-            # 1.0 list (docs/interop.md, J2). Refused here rather than trusting any answer.
-            raise UnsupportedOperationError(
-                "ListTasks is not part of A2A 0.3 over HTTP+JSON (no 0.3 peer serves it); "
-                "list over a 1.0 interface of the agent if its card has one "
-                "(AsyncClient(..., bindings=[...]))"
-            )
         push_create = self.is_v03 and operation == "CreateTaskPushNotificationConfig"
         try:
             return await super().call(operation, request, timeout=timeout)
