@@ -31,7 +31,6 @@ from .http import (
     header_map,
     json_bytes,
     read_json,
-    response_media_type,
     result_json,
     service_headers,
     sse_error_response,
@@ -64,24 +63,26 @@ class JSONRPCBinding:
         await response(scope, receive, send)
 
     async def endpoint(self, request: Request) -> ASGIApp:
-        media_type = response_media_type(request)
+        """Every answer but a stream is ``application/json`` (§9.1; 0.3 §3.2.1: MUST), whatever
+        the client's ``Accept``: ``application/a2a+json`` is the HTTP+JSON binding's (§14.1.1),
+        and every peer's JSON-RPC server answers ``application/json`` (docs/interop.md)."""
         refused = scope_failure(request.scope)  # the auth middleware's verdict (docs/auth.md)
         if refused is not None:  # refused before a large body is read or parsed (#16 item 8)
             request_id = await _small_body_id(request)
             failure = rpc.failure(request_id, refused)
-            return self._json(failure, media_type, None, _status(refused))
+            return self._json(failure, None, _status(refused))
         limits = self.handler.limits
         try:
             payload = await read_json(
                 request, self.max_body, offload_bytes=limits.offload_validation_bytes
             )
         except e.A2AError as err:
-            return self._json(rpc.failure(None, err), media_type, None, err.http_status)
+            return self._json(rpc.failure(None, err), None, err.http_status)
         if isinstance(payload, list):
-            return await self._batch(request, payload, media_type)
-        return await self._single(request, payload, media_type)
+            return await self._batch(request, payload)
+        return await self._single(request, payload)
 
-    async def _single(self, request: Request, payload: Any, media_type: str) -> ASGIApp:
+    async def _single(self, request: Request, payload: Any) -> ASGIApp:
         request_id = rpc.request_id_of(payload)
         call: CallContext | None = None
         req: rpc.JSONRPCRequest | None = None
@@ -96,20 +97,16 @@ class JSONRPCBinding:
             result = await self._call(op, req.params, call)
             if req.is_notification:
                 return Answer(status_code=204, headers=service_headers(call))
-            return Answer(
-                _framed(req.id, result),
-                media_type=media_type,
-                headers=service_headers(call),
-            )
+            return Answer(_framed(req.id, result), headers=service_headers(call))
         except e.A2AError as err:
             if req is not None and req.is_notification and _status(err) == 200:
                 return Answer(status_code=204, headers=service_headers(call))  # JSON-RPC §4.1
-            return self._json(rpc.failure(request_id, err), media_type, call, _status(err))
+            return self._json(rpc.failure(request_id, err), call, _status(err))
         except Exception:
             log.exception("internal error in JSON-RPC request")
             if req is not None and req.is_notification:
                 return Answer(status_code=204, headers=service_headers(call))
-            return self._json(rpc.failure(request_id, e.InternalError()), media_type, call, 500)
+            return self._json(rpc.failure(request_id, e.InternalError()), call, 500)
 
     async def _streaming(
         self, request: Request, op: Operation, req: rpc.JSONRPCRequest, call: CallContext
@@ -133,8 +130,7 @@ class JSONRPCBinding:
             failure = rpc.failure(req.id, err)
             if call.version == V03 and _status(err) == 200:
                 return sse_error_response(json_bytes(failure), headers)
-            media_type = response_media_type(request)
-            return self._json(failure, media_type, call, _status(err))
+            return self._json(failure, call, _status(err))
         return sse_response(items, self._renderer(op, req.id, call), headers)
 
     async def _call(self, op: Operation, params: dict[str, Any], call: CallContext) -> bytes:
@@ -171,15 +167,15 @@ class JSONRPCBinding:
 
         return render
 
-    async def _batch(self, request: Request, payload: list[Any], media_type: str) -> ASGIApp:
+    async def _batch(self, request: Request, payload: list[Any]) -> ASGIApp:
         limits = self.handler.limits
         err: e.A2AError
         if not payload:
             err = e.InvalidRequestError("an empty batch is not a valid request")
-            return self._json(rpc.failure(None, err), media_type, None, 200)
+            return self._json(rpc.failure(None, err), None, 200)
         if len(payload) > limits.max_batch_entries:  # refused whole, nothing run (#16 item 1)
             err = limits.refuse("max_batch_entries", len(payload))
-            return self._json(rpc.failure(None, err), media_type, None, 200)
+            return self._json(rpc.failure(None, err), None, 200)
         answers: list[bytes] = []
         size = 2  # the brackets
         for item in payload:
@@ -197,7 +193,7 @@ class JSONRPCBinding:
                 answers.append(answer)
         if not answers:
             return Answer(status_code=204)
-        return Answer(b"[" + b",".join(answers) + b"]", media_type=media_type)
+        return Answer(b"[" + b",".join(answers) + b"]")
 
     async def _batch_entry(self, request: Request, item: Any) -> bytes | None:
         """One entry's answer; ``None`` for a notification, which is never answered."""
@@ -225,13 +221,8 @@ class JSONRPCBinding:
         return None if req is not None and req.is_notification else json_bytes(failure)
 
     @staticmethod
-    def _json(obj: Any, media_type: str, call: CallContext | None, status: int) -> ASGIApp:
-        return Answer(
-            json_bytes(obj),
-            status_code=status,
-            media_type=media_type,
-            headers=service_headers(call),
-        )
+    def _json(obj: Any, call: CallContext | None, status: int) -> ASGIApp:
+        return Answer(json_bytes(obj), status_code=status, headers=service_headers(call))
 
 
 def _operation(req: rpc.JSONRPCRequest) -> Operation:

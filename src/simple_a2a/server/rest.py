@@ -30,6 +30,7 @@ from ..protocol.versions import V03
 from .context import CallContext
 from .handler import RequestHandler
 from .http import (
+    JSON,
     Answer,
     call_context,
     header_map,
@@ -85,6 +86,8 @@ class RESTBinding:
                 tenant=match.params.get("tenant"),
                 binding=HTTP_JSON,
             )
+            if call.version == V03:
+                media_type = JSON  # 0.3 §3.2.3 says MUST, whatever the client accepts
             params = await self._params(request, op, match.params, call)
             if op.streaming:
                 items = await self.handler.handle(op.name, params, call)
