@@ -18,7 +18,7 @@ import pytest
 
 from simple_a2a.client import AsyncClient
 from simple_a2a.server import server
-from tests.support.agents import TestAgent, make_card, serving, user
+from tests.support.agents import TestAgent, cancel_while_subscribed, make_card, serving, user
 
 
 @pytest.fixture(scope="module")
@@ -75,15 +75,6 @@ async def test_our_client_subscribes_by_post(url: str) -> None:
     http = httpx.AsyncClient(event_hooks={"request": [record]}, timeout=10)
     async with AsyncClient(url, bindings=["HTTP+JSON"], http_client=http) as client:
         task = await client.send("slow", return_immediately=True)
-        seen: list[Any] = []
-
-        async def follow() -> None:
-            async for event in client.subscribe(task.id):
-                seen.append(event)
-
-        follower = asyncio.create_task(follow())
-        await asyncio.sleep(0.3)
-        await client.cancel(task.id)
-        await asyncio.wait_for(follower, 5)
+        _, seen = await cancel_while_subscribed(client, task.id, settle=0.3, timeout=5)
     await http.aclose()
     assert verbs == ["POST"] and seen

@@ -33,7 +33,7 @@ from simple_a2a.protocol.reducer import apply_artifact, apply_message, apply_sta
 from simple_a2a.protocol.requests import StreamEvent, StreamResponse
 
 from .answers import invalid
-from .errors import ClientTimeoutError, StreamInterruptedError, TransportError
+from .errors import ClientTimeoutError, ConnectError, StreamInterruptedError, TransportError
 from .limits import ClientLimits, SeenWindow
 from .transport import SSEEvent
 
@@ -117,8 +117,9 @@ async def resilient_stream(
     The task may end unsaid: a server closes the stream short of the end (the SDK 0.3.26's
     resubscribe, docs/interop.md F3), or refuses the resubscription before its first event
     because the task is terminal (§3.1.6: UnsupportedOperationError; the SDK 0.3.26: invalid
-    params). Then, when ``get_task`` shows the task at a state in ``until``, the stream ends
-    with that task instead of reconnecting or raising.
+    params over JSON-RPC, a connection dropped mid-body over HTTP+JSON). Then, when
+    ``get_task`` shows the task at a state in ``until``, the stream ends with that task
+    instead of reconnecting or raising.
     """
     limits = limits or ClientLimits()
     loop = asyncio.get_running_loop()
@@ -182,6 +183,10 @@ async def resilient_stream(
             ) from None
         except TransportError as exc:
             cause, reason = exc, str(exc)
+            if resumed and not isinstance(exc, ConnectError) and get_task and task_id:
+                # reached, then dropped before its first event (the SDK 0.3.26's HTTP+JSON
+                # answer to a terminal task): the task may have ended
+                ended_with = await _ended(get_task, task_id, until)
         except A2AError:
             if not resumed or get_task is None or task_id is None:
                 raise
