@@ -71,21 +71,20 @@ def send(
     *,
     streaming: bool = False,
 ) -> httpx.Response:
-    """A send (or stream) of "hi" as ``content_type``, in the binding and version's wire form."""
+    """A send (or stream) of "hi" as ``content_type`` to the agent at ``url`` (a JSON-RPC
+    endpoint, or the base of HTTP+JSON routes), in the binding and version's wire form. Also
+    sent to the peers' servers (tests/interop/test_media_type_peers.py)."""
     binding, version = setup
     method = METHODS[binding, version, streaming]
     message = MESSAGES[setup]
     if binding == "JSONRPC":
-        path, body = (
-            "/",
-            {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"message": message}},
-        )
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"message": message}}
     else:
-        path, body = method, {"message": message}
+        url, body = url + method, {"message": message}
     headers = {"Accept": accept, "A2A-Version": version}
     if content_type is not None:
         headers["Content-Type"] = content_type
-    return httpx.post(url + path, content=json.dumps(body), headers=headers, timeout=10)
+    return httpx.post(url, content=json.dumps(body), headers=headers, timeout=10)
 
 
 @pytest.mark.parametrize("setup", SETUPS, ids=IDS)
