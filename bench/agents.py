@@ -100,7 +100,15 @@ def ours_app(storage: str | None, tasks: int) -> tuple[Any, Any]:
             else:
                 await ctx.complete(f"echo {text}")
 
-    srv = server(AgentCard.from_dict(CARD), Echo(), storage=storage)
+    from simple_a2a.server import Limits
+
+    # bench/streams.py holds more executions open than the default bound of running tasks per
+    # caller (1,000; every anonymous caller is one): it raises it, as a router agent would.
+    running = (
+        int(os.environ.get("BENCH_RUNNING_LIMIT", "0")) or Limits().max_running_tasks_per_caller
+    )
+    limits = Limits(max_running_tasks_per_caller=running)
+    srv = server(AgentCard.from_dict(CARD), Echo(), storage=storage, limits=limits)
 
     async def populate() -> None:
         await srv.startup()

@@ -281,6 +281,7 @@ async def tokens_mode(port: int, streams: int, n: int, interval_ms: int) -> dict
                 last = data
             sse.close()
             complete += got == n and b"TASK_STATE_COMPLETED" in last
+            failed += b'"error"' in last  # refused (a limit) or failed: counted, not hidden
         except (OSError, RuntimeError, asyncio.IncompleteReadError, ValueError):
             failed += 1
             opened += 1

@@ -115,7 +115,7 @@ async def test_cold_tasks_changed_or_deleted_while_their_batch_is_open_keep_what
 
     store = MemoryTaskStore(hot=1, pack_batch=4)
 
-    def task(i: int, state: TaskState = TaskState.SUBMITTED) -> Task:
+    def task(i: int, state: TaskState = TaskState.COMPLETED) -> Task:  # (running ones stay hot)
         message = Message(message_id=f"m{i}", role=Role.USER, parts=[Part.text(f"hello {i}")])
         return Task(id=f"t{i}", context_id="c", status=TaskStatus(state=state), history=[message])
 
@@ -125,7 +125,7 @@ async def test_cold_tasks_changed_or_deleted_while_their_batch_is_open_keep_what
     assert store._rows["t0"][6] == 0 and store._rows["t4"][6] == -1  # index -1: raw JSON
     stored = await store.get("t4")  # read back: hot again (t5 goes cold, into the open batch)
     assert stored is not None and stored.task == task(4)
-    await store.update(task(4, TaskState.WORKING), expected_version=1)  # changed while open
+    await store.update(task(4, TaskState.FAILED), expected_version=1)  # changed while open
     assert await store.delete("t5")  # deleted while open
     for i in range(6, 20):  # more cold tasks: the open batch (t4's, t5's) gets packed
         await store.create(task(i))
@@ -136,6 +136,32 @@ async def test_cold_tasks_changed_or_deleted_while_their_batch_is_open_keep_what
             assert stored is None
             continue
         assert stored is not None
-        expected = task(i, TaskState.WORKING if i == 4 else TaskState.SUBMITTED)
+        expected = task(i, TaskState.FAILED if i == 4 else TaskState.COMPLETED)
         assert stored.task == expected, i
         assert stored.version == (2 if i == 4 else 1)
+
+
+async def test_running_tasks_stay_models_whatever_their_number() -> None:
+    """A submitted or working task is never cooled (encoded, then decoded at its next event):
+    with more running tasks than ``hot``, every streamed event did both (bench/streams.py,
+    issue #36). Once it ends it joins the ``hot`` most recent and cools as before."""
+    from simple_a2a.protocol.models import Task, TaskState, TaskStatus
+    from simple_a2a.storage.memory import MemoryTaskStore
+
+    store = MemoryTaskStore(hot=2, pack_batch=2)
+
+    def task(i: int, state: TaskState) -> Task:
+        return Task(id=f"t{i}", context_id="c", status=TaskStatus(state=state))
+
+    for i in range(10):
+        await store.create(task(i, TaskState.WORKING))
+    assert all(store._rows[f"t{i}"][5] is None for i in range(10))  # none encoded
+    running = store._live["t0"]
+    assert (await store.get("t0")).task is running  # the same object: not decoded again
+    for i in range(10):
+        await store.update(task(i, TaskState.COMPLETED), expected_version=1)
+    assert not store._live and len(store._models) == 2  # ended: the LRU's again
+    assert sum(store._rows[f"t{i}"][5] is not None for i in range(10)) == 8  # cooled
+    for i in range(10):
+        got = await store.get(f"t{i}")
+        assert got is not None and got.task.status.state is TaskState.COMPLETED

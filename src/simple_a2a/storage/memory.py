@@ -88,12 +88,23 @@ class MemoryTaskStore(TaskStore):
         self.hot = max(1, hot)
         self._packer = BatchPacker(pack_batch)
         self._rows: UntrackedTable[_Row] = UntrackedTable()  # (storage/_untracked.py)
-        self._models: OrderedDict[str, Task] = OrderedDict()
+        self._models: OrderedDict[str, Task] = OrderedDict()  # the ``hot`` most recent others
+        self._live: dict[str, Task] = {}  # submitted or working: see ``_keep_hot``
         self._order: builtins.list[tuple[int, str]] = []  # ascending; ListTasks walks backwards
         self._per_owner: Counter[str | None] = Counter()
         self._active: set[str] = set()  # submitted or working: what a recovery scan reads
 
     def _keep_hot(self, task_id: str, task: Task) -> None:
+        if task_id in self._active:
+            # A submitted or working task changes at every event: it stays a model while it
+            # runs, outside the ``hot`` count. Cooling it would encode it and decode it again
+            # at its next event: with more running tasks than ``hot`` (a router's streams,
+            # bench/streams.py) every event did both. Running tasks are bounded by
+            # Limits.max_running_tasks_per_caller, and each holds its execution anyway.
+            self._live[task_id] = task
+            self._models.pop(task_id, None)
+            return
+        self._live.pop(task_id, None)
         models = self._models
         models[task_id] = task
         models.move_to_end(task_id)
@@ -143,7 +154,7 @@ class MemoryTaskStore(TaskStore):
         return None if row is None else row[3]
 
     def _task(self, task_id: str, row: _Row) -> Task:
-        task = self._models.get(task_id)
+        task = self._live.get(task_id) or self._models.get(task_id)
         if task is None:
             task = Task.model_validate_json(self._packer.read(_cold_of(row)))
         self._keep_hot(task_id, task)
@@ -231,6 +242,7 @@ class MemoryTaskStore(TaskStore):
             return False
         self._active.discard(task_id)
         self._models.pop(task_id, None)
+        self._live.pop(task_id, None)
         self._unindex(row[4], task_id)
         self._per_owner[row[1]] -= 1
         if not self._per_owner[row[1]]:
