@@ -254,7 +254,8 @@ async def tokens_mode(port: int, streams: int, n: int, interval_ms: int) -> dict
     complete = failed = 0
     first_seen = asyncio.Event()
     opened = 0
-    deadline = 120 + n * interval_ms / 1000
+    # bounded, and long enough for a slow server to deliver every chunk (1 ms of its CPU each)
+    deadline = 120 + n * interval_ms / 1000 + streams * n / 1000
 
     async def one(i: int) -> None:
         nonlocal complete, failed, opened

@@ -20,7 +20,8 @@ medians and [min-max] ranges. Knobs: ``BENCH_STREAMS`` (full 10,000; quick 200),
 ``BENCH_EVENTS`` (chunks per stream, full 50, quick 10), ``BENCH_INTERVAL_MS`` (100),
 ``BENCH_RUNS`` (full 3, quick 1), ``BENCH_SERVERS`` (comma-separated kinds, default
 ``ours,ours-sqlite,ours-postgres,sdk,sse-floor``). Writes ``bench/results/streams.json``.
-Loopback only; every loop is bounded (the client's deadline is 120 s plus the stream's length).
+Loopback only; every loop is bounded (the client's deadline: 120 s, plus the streams' length,
+plus 1 ms per chunk).
 """
 
 from __future__ import annotations
