@@ -153,9 +153,9 @@ def test_an_agent_on_the_official_sdk(browser: Any, serve: Any, version: str) ->
             expect(page.locator("#messages .msg.agent").last).to_contain_text("echo: hello sdk")
             if version == "1.0":
                 expect(page.locator("#tasks tbody tr")).to_have_count(2)
-            else:  # 0.3 has no ListTasks: the agent's own answer, shown as it is
+            else:  # 0.3 has no ListTasks: our client refuses it before sending (#33)
                 expect(page.locator("#tasks-total")).to_contain_text(
-                    "A2A 0.3 has no ListTasks. MethodNotFoundError"
+                    "A2A 0.3 has no ListTasks. UnsupportedOperationError"
                 )
             body = "message/stream" if version == "0.3" else "SendStreamingMessage"
             streamed = page.locator("#wire li").filter(has_text=body).first
