@@ -45,6 +45,7 @@ from simple_a2a.storage import (
 )
 
 from .conformance_changes import IncrementalUpdateConformance
+from .conformance_conversations import ConversationConformance
 from .conformance_leases import LeaseConformance
 
 StorageFactory = Callable[..., Storage]
@@ -146,7 +147,7 @@ def ids(stored: list[StoredTask]) -> list[str]:
     return [s.task.id for s in stored]
 
 
-class StorageConformance(IncrementalUpdateConformance, LeaseConformance):
+class StorageConformance(IncrementalUpdateConformance, LeaseConformance, ConversationConformance):
     """Subclass it, set ``durable``, and provide the ``make_storage`` fixture."""
 
     durable: ClassVar[bool] = False

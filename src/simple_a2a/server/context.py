@@ -408,6 +408,20 @@ class RequestContext(TaskHandle):
         if self._task.status.state is TaskState.CANCELED:
             self.cancelled.set()
 
+    # -- conversation state (the adapters' memory of a contextId; storage/_conversations.py) --
+    async def load_state(self, key: str) -> bytes | None:
+        """What :meth:`save_state` stored under ``key`` for this task's conversation (its
+        ``contextId``) and caller, in the server's storage (so it survives restarts and is shared
+        by replicas); None at a conversation's first turn."""
+        return await self._manager.conversations.load(self.context_id, key, owner=self._owner)
+
+    async def save_state(self, key: str, value: bytes) -> None:
+        """Keep ``value`` for this conversation's next turn (last writer wins; at most
+        ``ConversationStore.max_state_bytes``, 8 MiB by default, else ValueError)."""
+        if self._fenced:
+            raise TaskLostError(self.task_id)
+        await self._manager.conversations.save(self.context_id, key, value, owner=self._owner)
+
     def detach(self) -> TaskHandle:
         """Keep the task open after ``execute`` returns; update it later through the handle.
 

@@ -51,6 +51,8 @@ class RetentionSweeper:
                     await self.storage.events.delete(task_id)
                     if await self.storage.tasks.delete(task_id):
                         deleted += 1
+        if self.storage.conversations is not None:  # adapters' state, by when last written
+            await self.storage.conversations.forget_older(self.ttl.total_seconds())
         if deleted:
             log.info("retention: deleted %d task(s) older than %s", deleted, self.ttl)
         return deleted

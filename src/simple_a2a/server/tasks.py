@@ -17,6 +17,7 @@ from ..protocol.logcontext import library_logger
 from ..protocol.models import FINAL_STATES, Task, TaskState
 from ..protocol.reducer import apply_event, is_final_event
 from ..protocol.requests import StreamResponse
+from ..storage import MemoryConversationStore
 from ..storage.base import (
     FULL_CHANGE,
     ConcurrentUpdateError,
@@ -83,6 +84,9 @@ class TaskManager:
         #: messages kept in a stored task's history (the newest; None keeps all), see _trimmed
         self.max_history = max_history
         self.hooks: list[EventHook] = []
+        #: adapters' conversation state (RequestContext.load_state); a storage without a store
+        #: of its own keeps it in this process's memory
+        self.conversations = storage.conversations or MemoryConversationStore()
         self._locks: dict[str, _TaskLock] = {}
         # The snapshot this process last wrote, per recently changed task: ``record`` tries it
         # first instead of reading the task back before every event. Safe with other writers

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from ._conversations import ConversationStateTooLarge, ConversationStore, MemoryConversationStore
 from .base import (
     ANY_OWNER,
     ConcurrentUpdateError,
@@ -68,10 +69,13 @@ def open_storage(spec: str | Storage | None) -> Storage:
 __all__ = [
     "ANY_OWNER",
     "ConcurrentUpdateError",
+    "ConversationStateTooLarge",
+    "ConversationStore",
     "EventLog",
     "Lease",
     "LeaseStore",
     "LoggedEvent",
+    "MemoryConversationStore",
     "MemoryStorage",
     "PushConfigStore",
     "PushCursor",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from ._conversations import postgres_migration as conversations_migration
 from ._layout import split_doc
 from ._leases import postgres_migration
 from ._pg_layout import TaskSQL
@@ -75,6 +76,7 @@ def migrations(s: str) -> tuple[tuple[Step, ...], ...]:
             _split_documents,
         ),
         postgres_migration(s),  # 4: leases (which replica runs a task or delivers a push)
+        conversations_migration(s),  # 5: adapters' conversation state (``_conversations``)
     )
 
 

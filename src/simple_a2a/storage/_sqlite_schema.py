@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from ._conversations import SQLITE_MIGRATION as CONVERSATIONS_MIGRATION
 from ._leases import SQLITE_MIGRATION
 from ._sqlite_layout import split_documents
 
@@ -67,4 +68,5 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         split_documents,
     ),
     SQLITE_MIGRATION,  # 4: leases (which process runs a task or delivers a push config)
+    CONVERSATIONS_MIGRATION,  # 5: adapters' conversation state (``_conversations``)
 )

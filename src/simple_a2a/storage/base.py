@@ -36,6 +36,7 @@ from ..protocol.models import (
     TaskStatusUpdateEvent,
 )
 from ..protocol.requests import StreamResponse
+from ._conversations import ConversationStore
 
 
 class StorageError(Exception):
@@ -401,6 +402,9 @@ class Storage(abc.ABC):
     #: Leases on tasks and push cursors (``None``: a backend without them; the server then
     #: assumes it is alone). The memory store's are in-process: one process only.
     leases: LeaseStore | None = None
+    #: Agent frameworks' per-conversation state (``_conversations``; ``None``: a backend
+    #: without it, and adapters then keep conversations in this process's memory only).
+    conversations: ConversationStore | None = None
 
     async def open(self) -> None:  # noqa: B027 (optional hook)
         """Connect, create or migrate the schema. Idempotent."""

@@ -18,6 +18,7 @@ from ..protocol.models import Task, TaskPushNotificationConfig
 from ..protocol.reducer import is_final_event
 from ..protocol.requests import StreamResponse
 from ._common import ACTIVE_STATES, EPOCH, as_utc, order_key
+from ._conversations import ConversationStore, MemoryConversationStore
 from ._leases import MemoryLeaseStore
 from ._packing import BatchPacker, Cold, Packed
 from ._untracked import UntrackedTable
@@ -460,3 +461,4 @@ class MemoryStorage(Storage):
         self.leases: LeaseStore | None = MemoryLeaseStore(
             self.tasks.state_of, self.tasks.active_before
         )
+        self.conversations: ConversationStore | None = MemoryConversationStore()

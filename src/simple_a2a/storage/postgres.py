@@ -59,6 +59,7 @@ from ._common import (
     push_doc,
     task_row,
 )
+from ._conversations import ConversationStore, PostgresConversationStore
 from ._layout import assemble, core_doc, full_plan, write_plan
 from ._leases import PostgresLeaseStore
 from ._pg_layout import TaskSQL, event_ctes, notifying
@@ -506,6 +507,7 @@ class PostgresStorage(Storage):
         self.push_configs = PostgresPushConfigStore(self._db)
         self.push_cursors: PushCursorStore | None = PostgresPushCursorStore(self._db)
         self.leases: LeaseStore | None = PostgresLeaseStore(self._db)
+        self.conversations: ConversationStore | None = PostgresConversationStore(self._db)
 
     @property
     def schema(self) -> str:

@@ -62,6 +62,7 @@ from ._common import (
     task_row,
     to_micros,
 )
+from ._conversations import ConversationStore, SQLiteConversationStore
 from ._layout import core_doc, full_plan, write_plan
 from ._leases import SQLiteLeaseStore
 from ._sqlite_db import _Database
@@ -418,6 +419,7 @@ class SQLiteStorage(Storage):
         self.push_configs = SQLitePushConfigStore(self._db)
         self.push_cursors: PushCursorStore | None = SQLitePushCursorStore(self._db)
         self.leases: LeaseStore | None = SQLiteLeaseStore(self._db)
+        self.conversations: ConversationStore | None = SQLiteConversationStore(self._db)
 
     async def open(self) -> None:
         await self._db.open()
