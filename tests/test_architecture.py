@@ -27,6 +27,8 @@ ALLOWED = {
     "inspector": {"protocol", "client", "inspector"},
     # The command line uses the public API of both sides; it is outside the rooms.
     "cli": {"simple_a2a", "protocol", "client", "server", "storage", "auth", "inspector", "cli"},
+    # Framework adapters: an executor on the server's API, a remote agent through our client.
+    "adapters": {"protocol", "client", "server", "adapters"},
     # The receiving side of push notifications: a webhook needs no server.
     "webhooks.py": {"protocol"},
     # `python -m simple_a2a.demo`: serves agents and calls them through the public API.
