@@ -64,6 +64,7 @@ from ._layout import assemble, core_doc, full_plan, write_plan
 from ._leases import PostgresLeaseStore
 from ._pg_layout import TaskSQL, event_ctes, notifying
 from ._pg_schema import migrations
+from ._recent import RecentEvents
 from .base import (
     ConcurrentUpdateError,
     EventLog,
@@ -345,15 +346,22 @@ class PostgresEventLog(EventLog):
         self._notifier = notifier
         self.max_events_per_task = max_events_per_task
         self._append_sql = f"WITH {event_ctes(db.s, 2)} SELECT ins.seq FROM ins{notifying(3)}"
+        #: what this process appended last, for the streams following it (``_recent``)
+        self.recent = RecentEvents(trimmed_to=max_events_per_task)
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
         db = self._db
         seq = int(await db.pool.fetchval(self._append_sql, task_id, event_doc(event), db.channel))
-        await self.appended(task_id, seq)
+        await self.appended(task_id, [seq], [event])
         return seq
 
-    async def appended(self, task_id: str, seq: int) -> None:
-        """After an append committed: trim the log, wake this process's waiters."""
+    async def appended(
+        self, task_id: str, seqs: Sequence[int], events: Sequence[StreamResponse]
+    ) -> None:
+        """After appends committed: keep them for followers, trim the log, wake this
+        process's waiters."""
+        self.recent.add(task_id, seqs, events)
+        seq = seqs[-1]
         db = self._db
         keep = self.max_events_per_task
         if keep is not None and seq > keep:
@@ -363,6 +371,9 @@ class PostgresEventLog(EventLog):
         self._notifier.notify(task_id)
 
     async def read(self, task_id: str, after: int, limit: int | None = None) -> list[LoggedEvent]:
+        recent = self.recent.read(task_id, after, limit)
+        if recent is not None:
+            return recent
         rows = await self._db.pool.fetch(
             f"SELECT seq, doc FROM {self._db.s}.events WHERE task_id = $1 AND seq > $2"
             " ORDER BY seq LIMIT $3",
@@ -386,9 +397,12 @@ class PostgresEventLog(EventLog):
 
     async def wait(self, task_id: str, after: int, timeout: float) -> bool:
         await self._db.ensure_listener()
-        return await self._notifier.wait(task_id, after, timeout, self.last_seq)
+        return await self._notifier.wait(
+            task_id, after, timeout, self.recent.last_seq_for(after, self.last_seq)
+        )
 
     async def delete(self, task_id: str) -> None:
+        self.recent.forget(task_id)
         s = self._db.s
         async with self._db.pool.acquire() as conn, conn.transaction():
             await conn.execute(f"DELETE FROM {s}.events WHERE task_id = $1", task_id)
@@ -535,7 +549,7 @@ class PostgresStorage(Storage):
                 version, seq = await self._tasks.update_on(
                     conn, task, expected_version, change, event
                 )
-        await self._events.appended(task.id, seq)
+        await self._events.appended(task.id, [seq], [event])
         return version, seq
 
     atomic_steps = True
@@ -552,7 +566,7 @@ class PostgresStorage(Storage):
                 )
                 seqs.append(seq)
         if seqs:
-            await self._events.appended(steps[0].task.id, seqs[-1])
+            await self._events.appended(steps[0].task.id, seqs, [step.event for step in steps])
         return seqs
 
     async def close(self) -> None:

@@ -65,6 +65,7 @@ from ._common import (
 from ._conversations import ConversationStore, SQLiteConversationStore
 from ._layout import core_doc, full_plan, write_plan
 from ._leases import SQLiteLeaseStore
+from ._recent import RecentEvents
 from ._sqlite_db import _Database
 from ._sqlite_layout import assemble_rows, write_rows
 from ._sqlite_schema import MIGRATIONS, Conn
@@ -234,9 +235,12 @@ class SQLiteEventLog(EventLog):
         self._db = db
         self._notifier = notifier
         self.max_events_per_task = max_events_per_task
+        #: what this process appended last, for the streams following it (``_recent``)
+        self.recent = RecentEvents(trimmed_to=max_events_per_task)
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
         (seq,) = await self._db.write(self.appending(task_id, [event]))
+        self.recent.add(task_id, [seq], [event])
         self._notifier.notify(task_id)
         return seq
 
@@ -266,6 +270,10 @@ class SQLiteEventLog(EventLog):
         self._notifier.notify(task_id)
 
     async def read(self, task_id: str, after: int, limit: int | None = None) -> list[LoggedEvent]:
+        recent = self.recent.read(task_id, after, limit)
+        if recent is not None:
+            return recent
+
         def run(conn: Conn) -> list[Any]:
             sql = "SELECT seq, doc FROM events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?"
             return conn.execute(sql, (task_id, after, -1 if limit is None else limit)).fetchall()
@@ -286,12 +294,15 @@ class SQLiteEventLog(EventLog):
         return await self._seq(task_id, "min")
 
     async def wait(self, task_id: str, after: int, timeout: float) -> bool:
-        return await self._notifier.wait(task_id, after, timeout, self.last_seq)
+        return await self._notifier.wait(
+            task_id, after, timeout, self.recent.last_seq_for(after, self.last_seq)
+        )
 
     async def delete(self, task_id: str) -> None:
         def run(conn: Conn) -> None:
             conn.execute("DELETE FROM events WHERE task_id = ?", (task_id,))
 
+        self.recent.forget(task_id)
         await self._db.write(run)
 
 
@@ -445,6 +456,7 @@ class SQLiteStorage(Storage):
             return store(conn), append(conn)[0]
 
         version, seq = await self._db.write(run)
+        self._events.recent.add(task.id, [seq], [event])
         self._events.notify(task.id)
         return version, seq
 
@@ -467,6 +479,7 @@ class SQLiteStorage(Storage):
             return append(conn)
 
         seqs = await self._db.write(run)
+        self._events.recent.add(steps[0].task.id, seqs, [step.event for step in steps])
         self._events.notify(steps[0].task.id)
         return seqs
 
