@@ -29,6 +29,8 @@ ALLOWED = {
     "cli": {"simple_a2a", "protocol", "client", "server", "storage", "auth", "inspector", "cli"},
     # Framework adapters: an executor on the server's API, a remote agent through our client.
     "adapters": {"protocol", "client", "server", "adapters"},
+    # The MCP bridge: an A2A agent as an MCP server, called through our client.
+    "mcp": {"protocol", "client", "mcp"},
     # The receiving side of push notifications: a webhook needs no server.
     "webhooks.py": {"protocol"},
     # `python -m simple_a2a.demo`: serves agents and calls them through the public API.
@@ -41,6 +43,8 @@ EXCEPTIONS = {
     # server(..., inspector=True): the inspector (a development tool, off by default) is
     # imported only then; its backend calls the agent over HTTP like any client.
     "server/app.py": {"inspector"},
+    # `simple-a2a mcp URL` runs the MCP bridge (imported only when that command runs).
+    "cli/mcp_command.py": {"mcp"},
 }
 
 

@@ -28,6 +28,7 @@ from simple_a2a.protocol.requests import (
 
 from .errors import ExitCode, describe, exit_code_for, interrupted, outcome_code
 from .inspector import inspect
+from .mcp_command import mcp
 from .output import Output, StreamView
 
 __all__ = ["cli", "run"]
@@ -436,6 +437,7 @@ def serve(
 
 
 cli.add_command(inspect)
+cli.add_command(mcp)
 
 
 def run() -> None:
