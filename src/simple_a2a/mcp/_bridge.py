@@ -38,6 +38,8 @@ MAX_PROGRESS_CHARS = 1_000
 CANCEL_TIMEOUT = 5.0
 #: The request metadata key naming the skill a tool stands for (a routing hint for the agent).
 SKILL_METADATA_KEY = "skillId"
+#: The server's name until the card names it.
+DEFAULT_NAME = "a2a-agent"
 
 
 def describe_error(exc: BaseException, where: str) -> str:
@@ -91,8 +93,8 @@ class A2AMCPServer(Server[Any]):
         if tools not in ("skills", "send"):
             raise ValueError(f"tools must be 'skills' or 'send', not {tools!r}")
         super().__init__(
-            name or "a2a-agent",
-            lifespan=_close_owned_client,
+            name or DEFAULT_NAME,
+            lifespan=_lifespan,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
@@ -259,9 +261,13 @@ class A2AMCPServer(Server[Any]):
 
 
 @asynccontextmanager
-async def _close_owned_client(server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+async def _lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+    """Before the first session: the server's name and instructions from the card (streamable
+    HTTP enters this once, at startup). At the end: close the client the server made."""
+    assert isinstance(server, A2AMCPServer)
+    if server.name == DEFAULT_NAME and not server._named:
+        await server.describe_agent()
     try:
         yield {}
     finally:
-        if isinstance(server, A2AMCPServer):
-            await server.aclose()
+        await server.aclose()
