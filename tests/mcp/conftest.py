@@ -11,9 +11,9 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
-from mcp import Client, StdioServerParameters
 
 import simple_a2a
+from mcp import Client, StdioServerParameters
 from simple_a2a.auth import BearerAuth
 from simple_a2a.mcp import mcp_server
 from tests.support.agents import serving
@@ -61,7 +61,8 @@ def mcp_http_url(agent_url: str) -> Iterator[str]:
 def cli_params(*args: str) -> StdioServerParameters:
     """``python -m simple_a2a.cli <args>`` with this checkout's package on the path."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    return StdioServerParameters(command=sys.executable, args=["-m", "simple_a2a.cli", *args], env=env)
+    command = ["-m", "simple_a2a.cli", *args]
+    return StdioServerParameters(command=sys.executable, args=command, env=env)
 
 
 Connect = Callable[..., contextlib.AbstractAsyncContextManager[Client]]

@@ -64,8 +64,10 @@ async def test_input_required_then_the_answer(connect: Connect) -> None:
         assert not asked.is_error and state["state"] == "input-required"
         assert text_of(asked).startswith("What size?")
         assert f"task_id={state['taskId']}" in text_of(asked)  # the model is told how to answer
-        answer = {"message": "ask big", "task_id": state["taskId"], "context_id": state["contextId"]}
-        answered = await client.call_tool("paint", answer)
+        answered = await client.call_tool(
+            "paint",
+            {"message": "ask big", "task_id": state["taskId"], "context_id": state["contextId"]},
+        )
     assert text_of(answered) == "a big one, then"
     assert answered.structured_content == {**state, "state": "completed"}
 
