@@ -189,6 +189,38 @@ async def test_a_structured_output_is_the_artifact_as_json() -> None:
     assert json.loads(task.text) == {"score": 7}
 
 
+def _ask_once_then_recall(turn: Turn) -> Step:
+    if len(turn.user_texts) == 1 and not turn.tool_results:
+        return CallTool("ask_human", {"question": "Which color?"})
+    return Say((" | ".join(turn.user_texts), " / ", " | ".join(turn.tool_results)))
+
+
+async def test_the_turn_after_a_human_answer_has_the_whole_conversation() -> None:
+    script = Script(_ask_once_then_recall)
+    app = simple_a2a.server(card(), executor(scripted_agent(script)))
+    with serving(app.app) as url:
+        async with AsyncClient(url) as client:
+            asked = await client.send("paint it")
+            assert isinstance(asked, Task)
+            await client.send("blue", task_id=asked.id, context_id=asked.context_id)
+            later = await client.send("and the door?", context_id=asked.context_id)
+    assert isinstance(later, Task) and later.id != asked.id
+    assert later.text == "paint it | and the door? / blue"  # the answer is a tool result
+
+
+async def test_the_history_kept_is_bounded_by_whole_turns() -> None:
+    script = Script(AdapterConformance._recall)
+    # each turn is 2 items (user, assistant): 3 items keep the last whole turn, then the new one
+    app = simple_a2a.server(card(), executor(scripted_agent(script), max_history_items=3))
+    with serving(app.app) as url:
+        async with AsyncClient(url) as client:
+            first = await client.send("one")
+            assert isinstance(first, Task)
+            for text in ("two", "three"):
+                last = await client.send(text, context_id=first.context_id)
+    assert isinstance(last, Task) and last.text == "turn 2: two | three"
+
+
 # -- call: a remote A2A agent as the agent's tool -------------------------------------------------
 
 

@@ -64,6 +64,10 @@ STATE_KEY = "openai-agents"
 #: Answers that approve a tool call waiting for approval (``needs_approval=True``).
 APPROVALS = frozenset({"yes", "y", "ok", "approve", "approved", "allow", "true"})
 
+#: How many input items (messages, tool calls, tool outputs) of a conversation are kept and sent
+#: to the model again: older ones are dropped, whole turns at a time.
+MAX_HISTORY_ITEMS = 1000
+
 #: The human tool's default name (the conformance suite's and the docs').
 HUMAN_TOOL_NAME = "ask_human"
 
@@ -127,6 +131,18 @@ def _question(item: ToolApprovalItem) -> str:
     return f"May I call {item.name} with {args}? (yes/no)"
 
 
+def _trimmed(items: list[Any], limit: int) -> list[Any]:
+    """The last ``limit`` items, starting at a user message: a tool output or an assistant
+    item cut from its call or its question would be refused by the model's API."""
+    if len(items) <= limit:
+        return items
+    kept = items[len(items) - limit :]
+    for start, item in enumerate(kept):
+        if isinstance(item, dict) and item.get("role") == "user":
+            return kept[start:]
+    return []
+
+
 def _as_text(output: Any) -> str:
     if isinstance(output, str):
         return output
@@ -141,8 +157,9 @@ class OpenAIAgentsExecutor(AgentExecutor):
     """An OpenAI Agents SDK agent as an A2A executor (module docstring).
 
     ``context`` is the run context every run gets (never stored: a resumed run gets it too);
-    ``run_config`` and ``max_turns`` are passed to ``Runner.run_streamed``; ``state_key`` names
-    the conversation state (two agents sharing a storage and a context id keep apart with
+    ``run_config`` and ``max_turns`` are passed to ``Runner.run_streamed``;
+    ``max_history_items`` bounds the conversation kept (:data:`MAX_HISTORY_ITEMS`); ``state_key``
+    names the conversation state (two agents sharing a storage and a context id keep apart with
     different keys).
     """
 
@@ -153,12 +170,14 @@ class OpenAIAgentsExecutor(AgentExecutor):
         context: Any = None,
         run_config: RunConfig | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
+        max_history_items: int = MAX_HISTORY_ITEMS,
         state_key: str = STATE_KEY,
     ) -> None:
         self.agent = agent
         self.context = context
         self.run_config = run_config
         self.max_turns = max_turns
+        self.max_history_items = max_history_items
         self.state_key = state_key
 
     async def execute(self, ctx: RequestContext) -> None:
@@ -189,7 +208,8 @@ class OpenAIAgentsExecutor(AgentExecutor):
             )
             await ctx.require_input("\n".join(_question(item) for item in result.interruptions))
             return None
-        await save_json(ctx, self.state_key, {"items": result.to_input_list(), "pending": None})
+        history = _trimmed(result.to_input_list(), self.max_history_items)
+        await save_json(ctx, self.state_key, {"items": history, "pending": None})
         await stream.close(_as_text(result.final_output))
         return None
 
@@ -247,11 +267,17 @@ def executor(
     context: Any = None,
     run_config: RunConfig | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
+    max_history_items: int = MAX_HISTORY_ITEMS,
     state_key: str = STATE_KEY,
 ) -> OpenAIAgentsExecutor:
     """Serve ``agent`` over A2A: ``simple_a2a.server(card, executor(agent))``."""
     return OpenAIAgentsExecutor(
-        agent, context=context, run_config=run_config, max_turns=max_turns, state_key=state_key
+        agent,
+        context=context,
+        run_config=run_config,
+        max_turns=max_turns,
+        max_history_items=max_history_items,
+        state_key=state_key,
     )
 
 
@@ -289,6 +315,7 @@ async def remote_agent_tool(
 __all__ = [
     "APPROVALS",
     "HUMAN_TOOL_NAME",
+    "MAX_HISTORY_ITEMS",
     "STATE_KEY",
     "OpenAIAgentsExecutor",
     "ask_human",
