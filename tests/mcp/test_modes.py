@@ -105,6 +105,15 @@ async def test_an_unreachable_agent(dead_url: str) -> None:
     assert "Traceback" not in text_of(sent)
 
 
+async def test_an_a2a_error_is_a_tool_error(agent_url: str) -> None:
+    with bridge_over_http(agent_url) as url:
+        async with Client(url) as client:
+            result = await client.call_tool("paint", {"message": "hi", "task_id": "no-such-task"})
+    assert result.is_error
+    assert text_of(result).startswith("the A2A agent answered TaskNotFoundError")
+    assert result.structured_content is None  # no task to continue
+
+
 async def test_an_unknown_tool_is_a_tool_error(agent_url: str) -> None:
     with bridge_over_http(agent_url) as url:
         async with Client(url) as client:

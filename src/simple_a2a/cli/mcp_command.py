@@ -6,7 +6,7 @@ the MCP connection: nothing else may be printed there (notes go to stderr).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -73,7 +73,7 @@ def mcp(
     import httpx
 
     from simple_a2a.client import AsyncClient
-    from simple_a2a.mcp import mcp_server
+    from simple_a2a.mcp import ToolMode, mcp_server
 
     from .commands import DEFAULT_TIMEOUT, with_scheme
 
@@ -86,7 +86,7 @@ def mcp(
             api_key=settings.api_key,
             timeout=httpx.Timeout(timeout, read=None),
         ) as agent:
-            server = mcp_server(agent, tools=tools, name=name)  # type: ignore[arg-type]
+            server = mcp_server(agent, tools=cast(ToolMode, tools), name=name)
             if transport == "stdio":
                 await server.run_stdio()
             else:
