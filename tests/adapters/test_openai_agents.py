@@ -46,8 +46,7 @@ from .conformance import (
     Turn,
 )
 
-os.environ.setdefault("OPENAI_API_KEY", "dummy")  # never used: every model here is scripted
-set_tracing_disabled(True)  # no trace export (it would try the network)
+set_tracing_disabled(True)  # no trace export (it would try the network); every model is scripted
 
 
 def _text(content: Any) -> str:
@@ -289,3 +288,23 @@ async def test_a_remote_failure_is_the_tool_result_the_model_reads() -> None:
     (said,) = script.turns[-1].tool_results
     assert said.startswith("Error: the agent Broken_shop ended the task failed")
     assert result.final_output.startswith("it said: ")
+
+
+def test_the_example_runs_as_written() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    done = subprocess.run(
+        [sys.executable, "-m", "examples.adapters.openai_agents_agent", "--check", "--offline"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "asked: [INPUT_REQUIRED] Which color?" in done.stdout
+    assert "answer: Got: blue [COMPLETED]" in done.stdout
+    assert "front desk: Got: Which color?" in done.stdout
