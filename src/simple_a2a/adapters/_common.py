@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 from ..client import AsyncClient
@@ -137,13 +137,18 @@ class RemoteAgent:
 
     def __init__(
         self,
-        client: AsyncClient,
+        client: AsyncClient | Callable[[], AsyncClient],
         *,
         name: str,
         description: str,
         max_answer_chars: int = 100_000,
     ) -> None:
-        self.client = client
+        # A client (its connection pool) belongs to one event loop, and a tool is often made
+        # in another (at import, in asyncio.run) than the one that calls it: with a factory a
+        # new client is made for each loop that asks.
+        self._make_client = client if callable(client) else None
+        self._client = None if callable(client) else client
+        self._client_loop: asyncio.AbstractEventLoop | None = None
         self.name = tool_name(name)
         self.description = description
         self.max_answer_chars = max_answer_chars
@@ -160,19 +165,30 @@ class RemoteAgent:
         headers: dict[str, str] | None = None,
         max_answer_chars: int = 100_000,
     ) -> RemoteAgent:
-        client = AsyncClient(url, headers=headers)
-        card = await client.agent_card()
+        async with AsyncClient(url, headers=headers) as probe:
+            card = await probe.agent_card()
         skills = "; ".join(
             f"{skill.name}: {skill.description}" if skill.description else skill.name
             for skill in card.skills
         )
         about = card.description or card.name
         return cls(
-            client,
+            lambda: AsyncClient(card, headers=headers),
             name=name or card.name,
             description=description or (f"{about} Skills: {skills}." if skills else about),
             max_answer_chars=max_answer_chars,
         )
+
+    @property
+    def client(self) -> AsyncClient:
+        """The client for the running event loop."""
+        loop = asyncio.get_running_loop()
+        if self._make_client is not None and (
+            self._client is None or self._client_loop is not loop
+        ):
+            self._client, self._client_loop = self._make_client(), loop
+        assert self._client is not None
+        return self._client
 
     async def ask(self, text: str) -> str:
         """Send ``text``; the remote agent's answer (or its question, when it needs input)."""
@@ -225,4 +241,5 @@ class RemoteAgent:
         return text[: self.max_answer_chars] + f"\n[cut: the answer was {len(text)} characters]"
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        if self._client is not None:
+            await self._client.aclose()
