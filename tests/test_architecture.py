@@ -136,7 +136,16 @@ SERVER_LAYERS: list[set[str]] = [
     # what an executor sees and the runner
     {"context", "executor"},
     # the binding-independent handler and what it drives
-    {"handler", "push_configs", "recovery", "leases", "push", "telemetry", "card_signing"},
+    {
+        "handler",
+        "push_configs",
+        "recovery",
+        "leases",
+        "workqueue",
+        "push",
+        "telemetry",
+        "card_signing",
+    },
     # the bindings: translation only, each calls RequestHandler.handle()
     {"http", "jsonrpc", "rest", "grpc"},
     # composition: the ASGI app, several agents in one process, running it

@@ -396,6 +396,18 @@ def push_delete(settings: Settings, url: str, task_id: str, config_id: str) -> N
 @click.option("--description", help="The card's description (default: its docstring).")
 @click.option("--agent-version", default="1.0.0", show_default=True, help="The card's version.")
 @click.option(
+    "--role",
+    default="all",
+    show_default=True,
+    type=click.Choice(["all", "web", "worker"]),
+    help="web: accept and queue; worker: run queued tasks; all: both (docs/cluster.md).",
+)
+@click.option(
+    "--max-concurrent-tasks",
+    type=click.IntRange(1),
+    help="Executions this process runs at once (default: 100 for a worker, unbounded for all).",
+)
+@click.option(
     "--log-level",
     default="info",
     show_default=True,
@@ -411,6 +423,8 @@ def serve(
     name: str | None,
     description: str | None,
     agent_version: str,
+    role: str,
+    max_concurrent_tasks: int | None,
     log_level: str,
 ) -> None:
     """Serve an agent: an A2AServer, an AgentExecutor (class or instance) or a function.
@@ -419,7 +433,7 @@ def serve(
     """
     from .serve import CardOptions, build_server, cannot_listen, load_object  # only when serving
 
-    options = CardOptions(name, description, agent_version, store)
+    options = CardOptions(name, description, agent_version, store, role, max_concurrent_tasks)
     app = build_server(load_object(target), options)
     problem = cannot_listen(host, port)
     if problem is None:

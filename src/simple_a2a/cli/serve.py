@@ -13,13 +13,14 @@ import os
 import socket
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import click
 
 from simple_a2a.protocol.card import AgentCapabilities, AgentCard, AgentSkill
 from simple_a2a.server import A2AServer, AgentExecutor, server
 from simple_a2a.server.executor import FunctionExecutor
+from simple_a2a.server.workqueue import QueueSettings, Role
 
 __all__ = ["CardOptions", "build_server", "cannot_listen", "load_object"]
 
@@ -68,6 +69,9 @@ class CardOptions:
     description: str | None = None
     version: str = "1.0.0"
     storage: str | None = None
+    #: ``--role`` and ``--max-concurrent-tasks`` (docs/cluster.md, Roles and caps)
+    role: str = "all"
+    max_concurrent_tasks: int | None = None
 
 
 def _name_and_doc(obj: Any) -> tuple[str, str | None]:
@@ -96,12 +100,17 @@ def _card_for(obj: Any, options: CardOptions) -> AgentCard:
 def build_server(obj: Any, options: CardOptions) -> A2AServer:
     """The server for ``obj`` (see the module docstring)."""
     if isinstance(obj, A2AServer):
-        flags = {"--name": options.name, "--description": options.description}
-        given = [flag for flag, value in {**flags, "--store": options.storage}.items() if value]
+        flags: dict[str, object] = {"--name": options.name, "--description": options.description}
+        flags |= {
+            "--store": options.storage,
+            "--max-concurrent-tasks": options.max_concurrent_tasks,
+        }
+        flags["--role"] = options.role != obj.role
+        given = [flag for flag, value in flags.items() if value]
         if given:
             raise click.UsageError(
-                f"{', '.join(given)}: the object is already an A2AServer with its own card and "
-                "storage; these options apply to executors and functions only"
+                f"{', '.join(given)}: the object is already an A2AServer with its own card, "
+                "storage and role; these options apply to executors and functions only"
             )
         return obj
     if inspect.isclass(obj) and issubclass(obj, AgentExecutor):
@@ -110,7 +119,11 @@ def build_server(obj: Any, options: CardOptions) -> A2AServer:
         raise click.BadParameter(
             f"{obj!r} is neither an A2AServer, an AgentExecutor nor a function"
         )
+    queue = None
+    if options.max_concurrent_tasks is not None:
+        queue = QueueSettings(max_concurrent_tasks=options.max_concurrent_tasks)
+    role = cast("Role", options.role)
     try:
-        return server(_card_for(obj, options), obj, storage=options.storage)
-    except ValueError as exc:  # a bad storage URL
+        return server(_card_for(obj, options), obj, storage=options.storage, role=role, queue=queue)
+    except ValueError as exc:  # a bad storage URL, or a role the storage cannot serve
         raise click.BadParameter(str(exc), param_hint="--store") from exc

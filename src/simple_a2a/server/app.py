@@ -56,6 +56,7 @@ from .routing import Route, Router
 from .serving import run_uvicorn, serve_uvicorn
 from .tasks import TaskManager
 from .telemetry import instrument_server
+from .workqueue import QueueSettings, Role, WorkDispatch
 
 log = library_logger("simple_a2a.server")
 
@@ -128,6 +129,8 @@ class A2AServer:
         inspector: bool = False,
         limits: Limits | None = None,
         public_url: str | None = None,
+        role: Role = "all",
+        queue: QueueSettings | None = None,
     ) -> None:
         #: authentication and authorization (docs/auth.md): the card declares what is enforced
         self.auth = as_policy(auth) if auth is not None else None
@@ -150,6 +153,9 @@ class A2AServer:
             if self.storage.leases is not None
             else None
         )
+        #: the role (web, worker, all) and the work queue between them (docs/cluster.md)
+        self.role: Role = role
+        self.work = _work_dispatch(self.storage, self.leases, role, queue)
         #: push delivery (docs/push.md), when the card declares capabilities.pushNotifications
         self.push = PushService(self.storage, tasks, push, limits=limits) if push_on else None
         self.handler = RequestHandler(
@@ -164,6 +170,7 @@ class A2AServer:
             authorize=self.auth.authorize if self.auth is not None else None,
             push=self.push,
             leases=self.leases,
+            work=self.work,
         )
         if TELEMETRY.on:  # storage spans, task and push metrics (docs/observability.md)
             instrument_server(self)
@@ -227,7 +234,9 @@ class A2AServer:
         Every layer reads the path below the mount point with one rule,
         :func:`~simple_a2a.protocol.asgi.route_path`.
         """
-        app: ASGIApp = Router(self.routes(), self.rest, self.lifespan)
+        # A worker answers no A2A operation: its fixed routes only, 404 for everything else.
+        default: ASGIApp = self.rest if self.role != "worker" else _not_found
+        app: ASGIApp = Router(self.routes(), default, self.lifespan)
         if self.auth is not None:
             app = AuthMiddleware(app, self.auth, public_paths=(*CARD_PATHS, JWKS_PATH))
         if inspector:  # a development tool: its page calls this agent over HTTP, as a client
@@ -240,6 +249,8 @@ class A2AServer:
         """The fixed paths this agent serves besides the HTTP+JSON routes."""
         # JSON-RPC is POSTed (spec §9.1); other methods get 405 from the router.
         routes = [Route(path, frozenset({"POST"}), self.jsonrpc.asgi) for path in self._rpc_paths]
+        if self.role == "worker":
+            routes = [Route.endpoint(HEALTH_PATH, self._health_endpoint)]
         routes += [Route.endpoint(path, self._card_endpoint) for path in CARD_PATHS]
         # the keys that verify signed push notifications and the signed card (one set)
         keys = self.push.keys if self.push is not None else None
@@ -268,10 +279,14 @@ class A2AServer:
             if not self._opened:
                 await self.storage.open()
                 self._opened = True
+                # (a web replica runs no executor: it recovers nothing, the workers do)
+                recovers = self.recover_interrupted_tasks and self.role != "web"
                 if self.leases is not None:
-                    self.leases.start(scan=self.recover_interrupted_tasks)
-                if self.recover_interrupted_tasks:
+                    self.leases.start(scan=recovers)
+                if recovers:
                     await self.handler.recover()
+                if self.work is not None:
+                    await self.work.start()
                 if self.retention is not None:
                     self.retention.start()
                 if self.push is not None:
@@ -280,6 +295,8 @@ class A2AServer:
 
     async def shutdown(self) -> None:
         """Let running tasks finish within the grace period, cancel the rest, close storage."""
+        if self.work is not None:
+            await self.work.stop()  # claim nothing more
         await self.handler.shutdown(self.shutdown_grace)
         if self.leases is not None:
             await self.leases.stop()
@@ -383,6 +400,11 @@ class A2AServer:
             return card
         return v03.card_to_v03(card)
 
+    async def _health_endpoint(self, request: Request) -> Response:
+        """A worker's liveness: its role and how many executions it runs (docs/cluster.md)."""
+        body = {"role": self.role, "running": len(self.handler._executions)}
+        return Response(json.dumps(body), media_type="application/json")
+
     async def _card_endpoint(self, request: Request) -> Response:
         base, mounted = self._base_of(request)
         # A reader that says it speaks 1.x gets the pure 1.0 card: the combined card's 0.3
@@ -441,6 +463,23 @@ class _OpenOnFirstRequest:
             await self._startup()
             self._ready = True
         await self._app(scope, receive, send)
+
+
+HEALTH_PATH = "/healthz"
+
+
+async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:
+    await Response(status_code=404)(scope, receive, send)
+
+
+def _work_dispatch(
+    storage: Storage, leases: LeaseKeeper | None, role: Role, settings: QueueSettings | None
+) -> WorkDispatch | None:
+    if storage.queue is None or leases is None:
+        if role != "all" or settings is not None:
+            raise ValueError(f"role {role!r} and queue= need a storage with a work queue")
+        return None
+    return WorkDispatch(storage.queue, leases, role=role, settings=settings)
 
 
 def _as_ttl(value: timedelta | float) -> timedelta:

@@ -61,6 +61,7 @@ from .telemetry import bind_execution, bind_request, traced_executor, traced_ope
 
 if TYPE_CHECKING:
     from .push import PushService
+    from .workqueue import WorkDispatch
 
 log = library_logger("simple_a2a.server")
 
@@ -100,6 +101,7 @@ class RequestHandler(PushConfigOperations):
         authorize: Callable[[Caller, str], Awaitable[None]] | None = None,
         push: PushService | None = None,
         leases: LeaseKeeper | None = None,
+        work: WorkDispatch | None = None,
     ) -> None:
         self.card = card
         #: bounds on what one caller can make us hold (docs/security.md)
@@ -124,6 +126,10 @@ class RequestHandler(PushConfigOperations):
         self.leases = leases
         if leases is not None:
             bind_leases(self, leases)
+        #: the work queue and this replica's role (docs/cluster.md); None: run every message here
+        self.work = work
+        if work is not None:
+            work.bind(self)
 
     # -- dispatch --
     async def handle(self, operation: str, request: Any, call: CallContext) -> Any:
@@ -254,18 +260,20 @@ class RequestHandler(PushConfigOperations):
             )
         # Limits.max_running_tasks_per_caller: refused before anything is stored
         with self.running.reserve(call.owner):
+            # Through the work queue (role web, or at capacity): a worker runs it.
+            queued = self.work is not None and await self.work.admit()
             if message.task_id:
-                task, message, seq, joined = await self._follow_up(message, call)
+                task, message, seq, joined = await self._follow_up(message, call, queued)
             else:
-                task, seq, joined = await self._new_task(message, request, call), 0, False
-                message = task.history[-1]
+                task = await self._new_task(message, request, call, queued)
+                seq, joined, message = 0, False, task.history[-1]
             ctx = RequestContext(
                 self.tasks,
                 task,
                 message=message,
                 call=call,
                 metadata=request.metadata,
-                committed=bool(seq) or push_config is not None,
+                committed=bool(seq) or push_config is not None or queued,
             )
             # Joining work an executor left running (detached): that work still owns the
             # task's end, so this execution returning does not complete it.
@@ -276,11 +284,17 @@ class RequestHandler(PushConfigOperations):
                 except BaseException:
                     await self._release(task.id)
                     raise
-            self._launch(ctx, admitted=True)
+            if not queued:
+                self._launch(ctx, admitted=True)
+                return ctx, seq
+            assert self.work is not None
+            await self._release(task.id)  # a follow-up's lease: the claiming worker takes it
+            await self.work.enqueue(ctx)
+        self.running.leave(call.owner)  # (counted by the worker that runs it)
         return ctx, seq
 
     async def _new_task(
-        self, message: Message, request: rq.SendMessageRequest, call: CallContext
+        self, message: Message, request: rq.SendMessageRequest, call: CallContext, queued: bool
     ) -> Task:
         context_id = message.context_id or new_id()
         task_id = new_id()
@@ -295,7 +309,7 @@ class RequestHandler(PushConfigOperations):
             history=[message],
             metadata=request.metadata,
         )
-        if self.leases is not None:
+        if self.leases is not None and not queued:
             self.leases.register(task_id)  # leased once it has run a moment
         try:
             await self.tasks.create(task, owner=call.owner)
@@ -306,7 +320,7 @@ class RequestHandler(PushConfigOperations):
         return task
 
     async def _follow_up(
-        self, message: Message, call: CallContext
+        self, message: Message, call: CallContext, queued: bool
     ) -> tuple[Task, Message, int, bool]:
         """A message for an existing task, by the rule of ``states.FOLLOW_UPS``."""
         assert message.task_id is not None
@@ -329,8 +343,8 @@ class RequestHandler(PushConfigOperations):
                 f"contextId {task.context_id!r}",
                 field="message.contextId",
             )
-        if task.id in self._executions:
-            raise _busy(task.id)
+        if task.id in self._executions or (queued and rule is FollowUp.JOIN):
+            raise _busy(task.id)  # (a queued one joins no work: it is queued or runs elsewhere)
         joins_local_work = rule is FollowUp.JOIN and self.leases and self.leases.holds(task.id)
         if self.leases is not None and not joins_local_work:
             # (A message joining detached work of this replica shares that work's lease; one

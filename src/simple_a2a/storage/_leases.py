@@ -67,7 +67,9 @@ _ENDED = (
 _UNLEASED = (
     "SELECT t.id FROM tasks t WHERE t.state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')"
     " AND t.ts < $1 AND NOT EXISTS"
-    " (SELECT 1 FROM leases l WHERE l.kind = 'task' AND l.key = t.id) ORDER BY t.ts LIMIT $2"
+    " (SELECT 1 FROM leases l WHERE l.kind = 'task' AND l.key = t.id)"
+    # (a task waiting in the work queue has no lease either: a worker will claim it, _queue)
+    " AND NOT EXISTS (SELECT 1 FROM work_queue q WHERE q.task_id = t.id) ORDER BY t.ts LIMIT $2"
 )
 
 
@@ -98,6 +100,13 @@ class MemoryLeaseStore(LeaseStore):
         self._leases: dict[tuple[str, str], tuple[str, float]] = {}
         self._states = states  # task id -> its state (the memory task store's rows)
         self._active = active  # status older than (epoch s) -> active task ids, oldest first
+        #: task id -> waits in the work queue (no lease, yet no orphan); set by MemoryStorage
+        self.queued: Callable[[str], bool] = lambda _task_id: False
+
+    def live(self, kind: LeaseKind) -> int:
+        """How many leases of ``kind`` are held and unexpired (the work queue's cluster cap)."""
+        now = time.time()
+        return sum(1 for (k, _), (_, until) in self._leases.items() if k == kind and until > now)
 
     async def acquire(self, kind: LeaseKind, key: str, owner: str, ttl: float) -> bool:
         _check(kind, ttl)
@@ -150,7 +159,7 @@ class MemoryLeaseStore(LeaseStore):
         if self._active is None:
             return []
         found = self._active(time.time() - older_than)
-        return [t for t in found if ("task", t) not in self._leases][:limit]
+        return [t for t in found if ("task", t) not in self._leases and not self.queued(t)][:limit]
 
     async def ended(self, owner: str) -> builtins.list[str]:
         states = self._states
@@ -167,25 +176,27 @@ def _micros_now() -> int:
     return int(time.time() * 1_000_000)
 
 
+def sqlite_acquire(conn: sqlite3.Connection, kind: str, key: str, owner: str, ttl: float) -> bool:
+    """:meth:`SQLiteLeaseStore.acquire` inside the caller's write transaction (the queue's
+    claim takes an entry and its lease at once)."""
+    now = _micros_now()
+    cursor = conn.execute(
+        "INSERT INTO leases (kind, key, owner, expires_at) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (kind, key) DO UPDATE"
+        " SET owner = excluded.owner, expires_at = excluded.expires_at"
+        " WHERE leases.owner = excluded.owner OR leases.expires_at <= ?",
+        (kind, key, owner, now + int(ttl * 1_000_000), now),
+    )
+    return cursor.rowcount == 1
+
+
 class SQLiteLeaseStore(LeaseStore):
     def __init__(self, db: _SQLiteDatabase) -> None:
         self._db = db
 
     async def acquire(self, kind: LeaseKind, key: str, owner: str, ttl: float) -> bool:
         _check(kind, ttl)
-
-        def run(conn: sqlite3.Connection) -> bool:
-            now = _micros_now()
-            cursor = conn.execute(
-                "INSERT INTO leases (kind, key, owner, expires_at) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (kind, key) DO UPDATE"
-                " SET owner = excluded.owner, expires_at = excluded.expires_at"
-                " WHERE leases.owner = excluded.owner OR leases.expires_at <= ?",
-                (kind, key, owner, now + int(ttl * 1_000_000), now),
-            )
-            return cursor.rowcount == 1
-
-        return await self._db.write(run)
+        return await self._db.write(lambda conn: sqlite_acquire(conn, kind, key, owner, ttl))
 
     async def renew(
         self, kind: LeaseKind, keys: builtins.list[str], owner: str, ttl: float
@@ -270,6 +281,7 @@ class PostgresLeaseStore(LeaseStore):
         self._unleased = (
             _UNLEASED.replace("leases", t)
             .replace("tasks", f"{db.s}.tasks")
+            .replace("work_queue", f"{db.s}.work_queue")
             .replace("t.ts < $1", "t.ts < clock_timestamp() - $1 * interval '1 second'")
         )
         self._expired = (
@@ -278,8 +290,15 @@ class PostgresLeaseStore(LeaseStore):
         )
 
     async def acquire(self, kind: LeaseKind, key: str, owner: str, ttl: float) -> bool:
+        return await self.acquire_on(self._db.pool, kind, key, owner, ttl)
+
+    async def acquire_on(
+        self, conn: Any, kind: LeaseKind, key: str, owner: str, ttl: float
+    ) -> bool:
+        """:meth:`acquire` on ``conn`` (a pool, or a connection in the caller's transaction:
+        the work queue's claim takes an entry and its lease at once)."""
         _check(kind, ttl)
-        found = await self._db.pool.fetchval(self._acquire, kind, key, owner, float(ttl))
+        found = await conn.fetchval(self._acquire, kind, key, owner, float(ttl))
         return bool(found == 1)
 
     async def renew(

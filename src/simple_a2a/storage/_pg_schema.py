@@ -9,6 +9,7 @@ from ._conversations import postgres_migration as conversations_migration
 from ._layout import split_doc
 from ._leases import postgres_migration
 from ._pg_layout import TaskSQL
+from ._queue import postgres_migration as queue_migration
 
 if TYPE_CHECKING:
     import asyncpg  # type: ignore[import-untyped,import-not-found,unused-ignore]
@@ -77,6 +78,7 @@ def migrations(s: str) -> tuple[tuple[Step, ...], ...]:
         ),
         postgres_migration(s),  # 4: leases (which replica runs a task or delivers a push)
         conversations_migration(s),  # 5: adapters' conversation state (``_conversations``)
+        queue_migration(s),  # 6: the work queue (tasks waiting for a worker, ``_queue``)
     )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from ._conversations import SQLITE_MIGRATION as CONVERSATIONS_MIGRATION
 from ._leases import SQLITE_MIGRATION
+from ._queue import SQLITE_MIGRATION as QUEUE_MIGRATION
 from ._sqlite_layout import split_documents
 
 Conn = sqlite3.Connection
@@ -69,4 +70,5 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     ),
     SQLITE_MIGRATION,  # 4: leases (which process runs a task or delivers a push config)
     CONVERSATIONS_MIGRATION,  # 5: adapters' conversation state (``_conversations``)
+    QUEUE_MIGRATION,  # 6: the work queue (tasks waiting for a worker, ``_queue``)
 )

@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import ClassVar, Final, Literal
+from typing import TYPE_CHECKING, ClassVar, Final, Literal
 
 from ..protocol.models import (
     Message,
@@ -37,6 +37,9 @@ from ..protocol.models import (
 )
 from ..protocol.requests import StreamResponse
 from ._conversations import ConversationStore
+
+if TYPE_CHECKING:
+    from ._queue import WorkQueue
 
 
 class StorageError(Exception):
@@ -405,6 +408,9 @@ class Storage(abc.ABC):
     #: Agent frameworks' per-conversation state (``_conversations``; ``None``: a backend
     #: without it, and adapters then keep conversations in this process's memory only).
     conversations: ConversationStore | None = None
+    #: Tasks accepted by a web replica, waiting for a worker (``_queue``; ``None``: a backend
+    #: without it, which serves role ``all`` only; docs/cluster.md)
+    queue: WorkQueue | None = None
 
     async def open(self) -> None:  # noqa: B027 (optional hook)
         """Connect, create or migrate the schema. Idempotent."""

@@ -21,6 +21,7 @@ from ._common import ACTIVE_STATES, EPOCH, as_utc, order_key
 from ._conversations import ConversationStore, MemoryConversationStore
 from ._leases import MemoryLeaseStore
 from ._packing import BatchPacker, Cold, Packed
+from ._queue import MemoryWorkQueue, WorkQueue
 from ._untracked import UntrackedTable
 from .base import (
     ANY_OWNER,
@@ -458,7 +459,9 @@ class MemoryStorage(Storage):
         self.push_configs = MemoryPushConfigStore(self.tasks)
         self.push_cursors: PushCursorStore | None = MemoryPushCursorStore()
         #: in-process leases: memory storage serves one process, so they coordinate only it
-        self.leases: LeaseStore | None = MemoryLeaseStore(
-            self.tasks.state_of, self.tasks.active_before
-        )
+        leases = MemoryLeaseStore(self.tasks.state_of, self.tasks.active_before)
+        self.leases: LeaseStore | None = leases
+        #: the work queue (roles web/worker of servers sharing this storage in one process)
+        self.queue: WorkQueue | None = (queue := MemoryWorkQueue(leases))
+        leases.queued = queue.__contains__
         self.conversations: ConversationStore | None = MemoryConversationStore()

@@ -64,6 +64,7 @@ from ._layout import assemble, core_doc, full_plan, write_plan
 from ._leases import PostgresLeaseStore
 from ._pg_layout import TaskSQL, event_ctes, notifying
 from ._pg_schema import migrations
+from ._queue import PostgresWorkQueue, WorkQueue
 from ._recent import RecentEvents
 from .base import (
     ConcurrentUpdateError,
@@ -520,7 +521,8 @@ class PostgresStorage(Storage):
         self._events = self.events = PostgresEventLog(self._db, self._notifier, max_events_per_task)
         self.push_configs = PostgresPushConfigStore(self._db)
         self.push_cursors: PushCursorStore | None = PostgresPushCursorStore(self._db)
-        self.leases: LeaseStore | None = PostgresLeaseStore(self._db)
+        self.leases: LeaseStore | None = (leases := PostgresLeaseStore(self._db))
+        self.queue: WorkQueue | None = PostgresWorkQueue(self._db, leases)
         self.conversations: ConversationStore | None = PostgresConversationStore(self._db)
 
     @property

@@ -65,6 +65,7 @@ from ._common import (
 from ._conversations import ConversationStore, SQLiteConversationStore
 from ._layout import core_doc, full_plan, write_plan
 from ._leases import SQLiteLeaseStore
+from ._queue import SQLiteWorkQueue, WorkQueue
 from ._recent import RecentEvents
 from ._sqlite_db import _Database
 from ._sqlite_layout import assemble_rows, write_rows
@@ -430,6 +431,7 @@ class SQLiteStorage(Storage):
         self.push_configs = SQLitePushConfigStore(self._db)
         self.push_cursors: PushCursorStore | None = SQLitePushCursorStore(self._db)
         self.leases: LeaseStore | None = SQLiteLeaseStore(self._db)
+        self.queue: WorkQueue | None = SQLiteWorkQueue(self._db)
         self.conversations: ConversationStore | None = SQLiteConversationStore(self._db)
 
     async def open(self) -> None:
