@@ -167,15 +167,16 @@ class RequestHandler(PushConfigOperations):
     ) -> rq.SendMessageResponse:
         ctx, _seq = await self._start(request, call)
         config = request.configuration
+        followed = False  # (settled by writes elsewhere: read them back, not our last write)
         if config is not None and config.return_immediately:
             ctx.commit()  # return at once: the task is the answer
         else:
-            await self._wait_settled(ctx)
+            followed = await self._wait_settled(ctx)
             if self.push is not None and ctx.task.status.state.is_terminal:
                 await self.push.settle(ctx.task_id)
         if ctx.reply_message is not None and not ctx.committed:
             return trusted(rq.SendMessageResponse, message=ctx.reply_message)
-        stored = await self.tasks.latest(ctx.task_id)
+        stored = await (self.tasks.get if followed else self.tasks.latest)(ctx.task_id)
         task = stored.task if stored else ctx.task
         length = config.history_length if config else None
         return trusted(
@@ -213,16 +214,17 @@ class RequestHandler(PushConfigOperations):
         async for item in self.tasks.follow(ctx.task_id, 0):  # event 1 is the Task
             yield item
 
-    async def _wait_settled(self, ctx: RequestContext) -> None:
+    async def _wait_settled(self, ctx: RequestContext) -> bool:
         """Blocking send (spec §3.2.2): until a direct reply, or the task is terminal or
-        interrupted — also when its executor returned early and left work running (detached)."""
+        interrupted — also when its executor returned early and left work running (detached),
+        or runs on a worker; True when it followed the log to get there."""
         execution = self._executions.get(ctx.task_id)
         while True:
             ctx.changed.clear()
             if ctx.reply_message is not None and not ctx.committed:
-                return
+                return False
             if ctx.task.is_final:
-                return
+                return False
             if execution is None or execution.runner.done():
                 break
             await ctx.changed.wait()
@@ -230,9 +232,10 @@ class RequestHandler(PushConfigOperations):
         # task's log, which every writer goes through, until the state settles.
         snap = await self.tasks.snapshot(ctx.task_id)
         if snap is None or snap[0].is_final:
-            return
+            return True
         async for _item in self.tasks.follow(ctx.task_id, snap[1]):
             pass
+        return True
 
     async def _start(
         self, request: rq.SendMessageRequest, call: CallContext

@@ -17,6 +17,8 @@ Prometheus text exposition format. Off by default, and then the cost is the one
 | ``a2a.server.push.suspended`` | counter | {config} | |
 | ``a2a.server.push.backlog`` | gauge | {config} | (configs with undelivered events) |
 | ``a2a.server.lease.takeovers`` | counter | {lease} | ``a2a.lease.kind`` (task, push) |
+| ``a2a.server.queue.depth`` | gauge | {task} | (tasks waiting for a worker, docs/cluster.md) |
+| ``a2a.server.queue.oldest_age`` | gauge | s | (how long the oldest has waited) |
 
 ``a2a.outcome`` is ``ok`` or the A2A error's class name. ``a2a.server.tasks`` counts tasks
 currently in each non-terminal state, and tasks that reached each terminal state since start.
@@ -95,6 +97,33 @@ class Metrics:
             description="Push configs with undelivered events",
         )
         self._states: dict[str, str] = {}  #: task id -> its non-terminal state
+        #: the work queue's last (depth, oldest age) per dispatcher, refreshed by each
+        self._queues: list[Callable[[], tuple[int, float] | None]] = []
+
+        def queue_gauge(index: int) -> Callable[[CallbackOptions], Iterable[Observation]]:
+            def observe(options: CallbackOptions) -> Iterable[Observation]:
+                seen = [s for s in (read() for read in self._queues) if s is not None]
+                if seen:  # every replica sees the same table: report the latest reading
+                    yield Observation(seen[-1][index])
+
+            return observe
+
+        meter.create_observable_gauge(
+            "a2a.server.queue.depth",
+            [queue_gauge(0)],
+            unit="{task}",
+            description="Tasks waiting in the work queue for a worker",
+        )
+        meter.create_observable_gauge(
+            "a2a.server.queue.oldest_age",
+            [queue_gauge(1)],
+            unit="s",
+            description="How long the oldest task in the work queue has waited",
+        )
+
+    def watch_queue(self, reading: Callable[[], tuple[int, float] | None]) -> None:
+        """A work queue's last (depth, oldest age in s), or None before its first reading."""
+        self._queues.append(reading)
 
     def watch_push_backlog(self, count: Callable[[], int]) -> None:
         self._backlogs.append(count)

@@ -228,6 +228,8 @@ def instrument_server(server: A2AServer) -> None:
         server.handler.tasks.hooks.append(metrics.task_event)
         if server.push is not None:
             metrics.watch_push_backlog(server.push.dispatcher.backlog)
+        if server.work is not None:
+            metrics.watch_queue(server.work.reading)
 
 
 def lease_taken_over(kind: str) -> None:

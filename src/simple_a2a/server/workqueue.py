@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..protocol import errors as e
 from ..protocol.logcontext import library_logger
 from ..protocol.models import TaskState
+from ..protocol.telemetry import TELEMETRY
 from .context import CallContext, Caller, RequestContext
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ log = library_logger("simple_a2a.server")
 Role = Literal["all", "web", "worker"]
 ROLES: tuple[Role, ...] = ("all", "web", "worker")
 DEFAULT_WORKER_CONCURRENCY = 100
+#: seconds between two readings of the queue's depth and age (with metrics enabled)
+STATS_INTERVAL = 5.0
 #: states a claimed task may be run in (anything else ended or waits for input meanwhile)
 _RUNNABLE = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
 
@@ -113,6 +116,7 @@ class WorkDispatch:
         self.last_stats: QueueStats | None = None
         self._wake = asyncio.Event()
         self._loop: asyncio.Task[None] | None = None
+        self._stats: asyncio.Task[None] | None = None
 
     @property
     def runs_tasks(self) -> bool:
@@ -152,6 +156,8 @@ class WorkDispatch:
 
     # -- the worker side --
     async def start(self) -> None:
+        if TELEMETRY.metrics is not None and self._stats is None:
+            self._stats = asyncio.get_running_loop().create_task(self._stats_loop())
         if self._loop is not None or not self.runs_tasks:
             return
         self.queue.on_enqueue = self._wake.set
@@ -159,17 +165,33 @@ class WorkDispatch:
         self._loop = asyncio.get_running_loop().create_task(self._claim_loop())
 
     async def stop(self) -> None:
-        loop, self._loop = self._loop, None
-        if loop is not None:
-            loop.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await loop
+        loops, self._loop, self._stats = (self._loop, self._stats), None, None
+        for loop in loops:
+            if loop is not None:
+                loop.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await loop
         self.queue.on_enqueue = None
         await self.queue.close()
 
     async def refresh_stats(self) -> QueueStats:
         self.last_stats = await self.queue.stats()
         return self.last_stats
+
+    def reading(self) -> tuple[int, float] | None:
+        """The last depth and oldest age (s) read, for the metrics' gauges."""
+        stats = self.last_stats
+        return None if stats is None else (stats.depth, stats.oldest_age())
+
+    async def _stats_loop(self) -> None:
+        while True:
+            try:
+                await self.refresh_stats()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the database is away: the gauges keep the last reading
+                log.debug("reading the work queue's depth failed", exc_info=True)
+            await asyncio.sleep(STATS_INTERVAL)
 
     async def _claim_loop(self) -> None:
         while True:
