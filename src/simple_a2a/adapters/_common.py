@@ -120,6 +120,15 @@ def tool_name(name: str) -> str:
     return cleaned or "remote_agent"
 
 
+#: Answers that approve a tool call waiting for the user's approval (compared lowercased).
+APPROVALS = frozenset({"yes", "y", "ok", "approve", "approved", "allow", "true"})
+
+
+def approves(answer: str) -> bool:
+    """Whether the user's ``answer`` to an approval question approves (:data:`APPROVALS`)."""
+    return answer.strip().lower() in APPROVALS
+
+
 class RemoteAgentError(Exception):
     """The remote agent failed, rejected the message or could not be reached."""
 
