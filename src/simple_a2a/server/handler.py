@@ -264,7 +264,8 @@ class RequestHandler(PushConfigOperations):
         # Limits.max_running_tasks_per_caller: refused before anything is stored
         with self.running.reserve(call.owner):
             # Through the work queue (role web, or at capacity): a worker runs it.
-            queued = self.work is not None and await self.work.admit()
+            work = self.work
+            queued = work is not None and work.must_queue() and await work.admit()
             if message.task_id:
                 task, message, seq, joined = await self._follow_up(message, call, queued)
             else:

@@ -130,11 +130,16 @@ class WorkDispatch:
         return len(self.handler._executions)
 
     # -- the web side --
+    def must_queue(self) -> bool:
+        """Does a message go through the queue (role web, or this process at capacity)? A
+        plain call: role ``all`` below its cap pays nothing more per message."""
+        if self.role == "web":
+            return True
+        return self.capacity is not None and self._running() >= self.capacity
+
     async def admit(self) -> bool:
-        """Does this message go through the queue? Raises RateLimitError (nothing stored) when
-        it would and ``max_depth`` entries already wait."""
-        if self.role == "all" and (self.capacity is None or self._running() < self.capacity):
-            return False  # run here, now: today's path, no query
+        """For a message that :meth:`must_queue`: True, or RateLimitError (nothing stored) when
+        ``max_depth`` entries already wait."""
         if await self.queue.depth_at_least(self.settings.max_depth):
             raise e.RateLimitError(
                 f"{self.settings.max_depth} tasks are waiting for a worker "
