@@ -203,6 +203,14 @@ class ConversationSessionService(BaseSessionService):
             stored.last_update_time = event.timestamp
         return event
 
+    def close_unanswered(self, waiting: _Waiting) -> None:
+        """Answer the calls a turn left waiting when the user starts a new task instead: the
+        model's API wants every call answered, and ADK refuses a message with both function
+        responses and text, so the responses are an event of their own."""
+        if self._session is not None:
+            content = types.Content(role="user", parts=waiting.unanswered())
+            self._session.events.append(Event(author="user", content=content))
+
     async def flush(self) -> None:
         """Write the session (its last ``max_events`` events) and the waiting calls."""
         if self._session is None:
@@ -402,8 +410,10 @@ class ADKExecutor(AgentExecutor):
         waiting, sessions.waiting = sessions.waiting, None
         if waiting is not None and waiting.task_id == ctx.task_id:  # the answer to the calls
             parts = waiting.answered(ctx.text)
-        else:  # a new turn; calls left waiting on another task are answered "not answered"
-            parts = [*(waiting.unanswered() if waiting else []), *_genai_parts(ctx.message.parts)]
+        else:  # a new turn
+            if waiting is not None:
+                sessions.close_unanswered(waiting)
+            parts = _genai_parts(ctx.message.parts)
         message = types.Content(role="user", parts=parts)
         stream = TextStream(ctx)
         user_id = ctx.caller.task_owner if ctx.caller and ctx.caller.task_owner else _ANONYMOUS
