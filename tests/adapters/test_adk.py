@@ -31,7 +31,7 @@ import simple_a2a
 from simple_a2a.adapters import RemoteAgent
 from simple_a2a.adapters.adk import ask_human, executor, remote_agent_tool
 from simple_a2a.client import AsyncClient
-from simple_a2a.protocol import Task, TaskState
+from simple_a2a.protocol import Part, Task, TaskState
 from simple_a2a.server import AgentExecutor, RequestContext
 from simple_a2a.storage.sqlite import SQLiteStorage
 from tests.support import card
@@ -259,6 +259,45 @@ async def test_session_state_is_kept_with_the_conversation(tmp_path: Path) -> No
         assert isinstance(task, Task)
         context_id = task.context_id
     assert "Your last answer: answer 1" in seen[-1]
+
+
+async def test_message_parts_reach_the_model_as_gemini_parts() -> None:
+    seen: list[types.Part] = []
+
+    class Recorder(ScriptedLlm):
+        async def generate_content_async(
+            self, llm_request: LlmRequest, stream: bool = False
+        ) -> AsyncGenerator[LlmResponse, None]:
+            seen.extend(llm_request.contents[-1].parts or [])
+            async for response in super().generate_content_async(llm_request, stream):
+                yield response
+
+    agent = LlmAgent(name="assistant", model=Recorder(script=Script(lambda turn: Say(("ok",)))))
+    parts = [
+        Part.text("look"),
+        Part.raw(b"\x89PNG", media_type="image/png"),
+        Part.url("https://example.com/a.pdf", media_type="application/pdf"),
+        Part.data({"n": 1}),
+    ]
+    with serving(simple_a2a.server(card(), executor(agent)).app) as url:
+        async with AsyncClient(url) as client:
+            task = await client.send(parts)
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    text, raw, link, data = seen
+    assert text.text == "look"
+    assert raw.inline_data is not None and raw.inline_data.data == b"\x89PNG"
+    assert raw.inline_data.mime_type == "image/png"
+    assert link.file_data is not None and link.file_data.file_uri == "https://example.com/a.pdf"
+    assert json.loads(data.text or "") == {"n": 1}
+
+
+def test_importing_simple_a2a_imports_no_adk() -> None:
+    code = (
+        "import sys, simple_a2a, simple_a2a.adapters; "
+        "print([m for m in sys.modules if m.startswith(('google.adk', 'google.genai'))])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
 # -- call: a remote A2A agent as the agent's tool -------------------------------------------------

@@ -272,24 +272,20 @@ class _Waiting:
         return cls(task_id=value["task"], calls=list(value["calls"]))
 
     def question(self) -> str:
-        return "\n".join(_question(types.FunctionCall.model_validate(c)) for c in self.calls)
+        return "\n".join(_question(call) for call in self._calls())
 
     def answered(self, answer: str) -> list[types.Part]:
         """Each waiting call's response with the user's ``answer``."""
-        return [_response(types.FunctionCall.model_validate(c), answer) for c in self.calls]
+        return [_response(call, _answer(call, answer)) for call in self._calls()]
 
     def unanswered(self) -> list[types.Part]:
         """Each waiting call's response when the user started a new task instead of answering:
         the model's API wants every call answered."""
         note = {"error": "The user did not answer; they sent a new message instead."}
-        return [
-            types.Part(
-                function_response=types.FunctionResponse(
-                    id=c.get("id"), name=c.get("name"), response=note
-                )
-            )
-            for c in self.calls
-        ]
+        return [_response(call, note) for call in self._calls()]
+
+    def _calls(self) -> list[types.FunctionCall]:
+        return [types.FunctionCall.model_validate(call) for call in self.calls]
 
 
 def _question(call: types.FunctionCall) -> str:
@@ -307,15 +303,15 @@ def _question(call: types.FunctionCall) -> str:
     return f"{call.name} is waiting for your answer: {json.dumps(args, default=str)}"
 
 
-def _response(call: types.FunctionCall, answer: str) -> types.Part:
-    response: dict[str, Any]
+def _answer(call: types.FunctionCall, answer: str) -> dict[str, Any]:
     if call.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME:
-        response = {"confirmed": approves(answer)}
-    else:
-        response = {"result": answer}  # what ADK's FunctionTool makes of a returned value
-    return types.Part(
-        function_response=types.FunctionResponse(id=call.id, name=call.name, response=response)
-    )
+        return {"confirmed": approves(answer)}  # a ToolConfirmation
+    return {"result": answer}  # what ADK's FunctionTool makes of a returned value
+
+
+def _response(call: types.FunctionCall, response: dict[str, Any]) -> types.Part:
+    reply = types.FunctionResponse(id=call.id, name=call.name, response=response)
+    return types.Part(function_response=reply)
 
 
 def _genai_parts(parts: list[Part]) -> list[types.Part]:
@@ -386,16 +382,9 @@ class ADKExecutor(AgentExecutor):
         self.runner_options = dict(runner_options or {})
 
     def _runner(self, sessions: BaseSessionService) -> Runner:
-        if isinstance(self.agent, App):
-            return Runner(
-                app=self.agent,
-                app_name=self.app_name,
-                session_service=sessions,
-                auto_create_session=True,
-                **self.runner_options,
-            )
         return Runner(
-            agent=self.agent,
+            app=self.agent if isinstance(self.agent, App) else None,
+            agent=None if isinstance(self.agent, App) else self.agent,
             app_name=self.app_name,
             session_service=sessions,
             auto_create_session=True,
