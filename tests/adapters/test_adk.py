@@ -18,6 +18,7 @@ import pytest
 pytest.importorskip("google.adk")
 
 from google.adk.agents import LlmAgent
+from google.adk.apps.app import App
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
@@ -298,6 +299,19 @@ def test_importing_simple_a2a_imports_no_adk() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+async def test_an_app_is_served_with_its_name() -> None:
+    script = Script(AdapterConformance._recall)
+    app = App(name="painter_app", root_agent=scripted_agent(script, tools=[]))
+    served = executor(app)
+    assert served.app_name == "painter_app"
+    with serving(simple_a2a.server(card(), served).app) as url:
+        async with AsyncClient(url) as client:
+            first = await client.send("one")
+            assert isinstance(first, Task)
+            second = await client.send("two", context_id=first.context_id)
+    assert isinstance(second, Task) and second.text == "turn 2: one | two"
 
 
 # -- call: a remote A2A agent as the agent's tool -------------------------------------------------
