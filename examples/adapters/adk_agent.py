@@ -52,6 +52,12 @@ def _model_turn(*parts: types.Part) -> types.Content:
     return types.Content(role="model", parts=list(parts))
 
 
+# What a real model reports with its answer (ADK logs a warning for an answer without it).
+_NO_TOKENS = types.GenerateContentResponseUsageMetadata(
+    prompt_token_count=0, candidates_token_count=0, total_token_count=0
+)
+
+
 class OfflineModel(BaseLlm):
     """A stand-in for a real model, so the example runs without a key."""
 
@@ -70,13 +76,15 @@ class OfflineModel(BaseLlm):
         elif "Painter" in tools and not said:
             call = types.FunctionCall(name="Painter", args={"message": "paint the fence"})
         if call is not None:
-            yield LlmResponse(content=_model_turn(types.Part(function_call=call)))
+            yield LlmResponse(
+                content=_model_turn(types.Part(function_call=call)), usage_metadata=_NO_TOKENS
+            )
             return
         text = f"Got: {said[-1].get('result')}" if said else f"You said: {users[-1]}"
         if stream:  # SSE: the words as they "come", then the whole answer
             for word in text.split(" "):
                 yield LlmResponse(content=_model_turn(types.Part(text=word + " ")), partial=True)
-        yield LlmResponse(content=_model_turn(types.Part(text=text)))
+        yield LlmResponse(content=_model_turn(types.Part(text=text)), usage_metadata=_NO_TOKENS)
 
 
 def model() -> Any:
