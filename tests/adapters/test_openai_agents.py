@@ -29,7 +29,7 @@ from simple_a2a.adapters.openai_agents import (
     remote_agent_tool,
 )
 from simple_a2a.client import AsyncClient
-from simple_a2a.protocol import Task, TaskState
+from simple_a2a.protocol import Part, Task, TaskState
 from simple_a2a.server import AgentExecutor, RequestContext
 from tests.support import card
 from tests.support.agents import TestAgent, serving
@@ -220,6 +220,31 @@ async def test_the_history_kept_is_bounded_by_whole_turns() -> None:
     assert isinstance(last, Task) and last.text == "turn 2: two | three"
 
 
+async def test_message_parts_reach_the_model_as_responses_input_content() -> None:
+    model = ConformanceModel(Script(lambda turn: Say(("ok",))))
+    agent = Agent(name="Assistant", model=model)
+    parts = [
+        Part.text("look"),
+        Part.raw(b"\x89PNG", media_type="image/png"),
+        Part.raw(b"a,b", media_type="text/csv", filename="t.csv"),
+        Part.url("https://example.com/a.pdf", media_type="application/pdf"),
+        Part.data({"n": 1}),
+    ]
+    with serving(simple_a2a.server(card(), executor(agent)).app) as url:
+        async with AsyncClient(url) as client:
+            task = await client.send(parts)
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    assert model.last_call is not None
+    (item,) = model.last_call.input
+    assert item["role"] == "user" and item["content"] == [
+        {"type": "input_text", "text": "look"},
+        {"type": "input_image", "image_url": "data:image/png;base64,iVBORw==", "detail": "auto"},
+        {"type": "input_file", "file_data": "data:text/csv;base64,YSxi", "filename": "t.csv"},
+        {"type": "input_file", "file_url": "https://example.com/a.pdf"},
+        {"type": "input_text", "text": '{"n": 1}'},
+    ]
+
+
 # -- call: a remote A2A agent as the agent's tool -------------------------------------------------
 
 
@@ -308,3 +333,15 @@ def test_the_example_runs_as_written() -> None:
     assert "asked: [INPUT_REQUIRED] Which color?" in done.stdout
     assert "answer: Got: blue [COMPLETED]" in done.stdout
     assert "front desk: Got: Which color?" in done.stdout
+
+
+def test_importing_simple_a2a_imports_no_agents_sdk() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, simple_a2a, simple_a2a.adapters; "
+        "print([m for m in sys.modules if m.split('.')[0] in ('agents', 'openai')])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -21,6 +21,7 @@ other tool is approved by "yes" (:data:`APPROVALS`) and rejected otherwise.
 
 from __future__ import annotations
 
+import base64
 import contextvars
 import json
 from collections.abc import Mapping
@@ -43,6 +44,7 @@ from openai.types.responses import ResponseTextDeltaEvent
 from pydantic import BaseModel
 
 from ..protocol.logcontext import library_logger
+from ..protocol.models import Message
 from ..server.context import RequestContext
 from ..server.executor import AgentExecutor
 from ._common import (
@@ -143,6 +145,34 @@ def _trimmed(items: list[Any], limit: int) -> list[Any]:
     return []
 
 
+def _user_item(message: Message) -> dict[str, Any]:
+    """An A2A message as a Responses API user input item (spec §4.1.6 parts): text and data as
+    text, bytes as data URLs, URLs as such; images as ``input_image``, others as
+    ``input_file``. A text-only message is a plain string, as the SDK writes it."""
+    if all(part.text is not None for part in message.parts):
+        return {"role": "user", "content": message.text}
+    content: list[dict[str, Any]] = []
+    for part in message.parts:
+        media_type = part.media_type or "application/octet-stream"
+        if part.text is not None:
+            content.append({"type": "input_text", "text": part.text})
+        elif part.raw is not None or part.url is not None:
+            if part.raw is not None:
+                link = f"data:{media_type};base64,{base64.b64encode(part.raw).decode()}"
+            else:
+                link = str(part.url)
+            if media_type.startswith("image/"):
+                content.append({"type": "input_image", "image_url": link, "detail": "auto"})
+            elif part.raw is not None:
+                name = part.filename or "file"
+                content.append({"type": "input_file", "file_data": link, "filename": name})
+            else:
+                content.append({"type": "input_file", "file_url": link})
+        else:
+            content.append({"type": "input_text", "text": json.dumps(part.data, default=str)})
+    return {"role": "user", "content": content}
+
+
 def _as_text(output: Any) -> str:
     if isinstance(output, str):
         return output
@@ -189,7 +219,7 @@ class OpenAIAgentsExecutor(AgentExecutor):
         if pending and pending.get("task") == ctx.task_id:  # this message answers the interruption
             run_input = await self._resumed(pending["run_state"], ctx.text, answers)
         else:  # a new turn; an interruption left unanswered on another task is dropped
-            run_input = [*items, {"role": "user", "content": ctx.text}]
+            run_input = [*items, _user_item(ctx.message)]
         stream = TextStream(ctx)
         try:
             result = await run_until_cancelled(ctx, self._run(run_input, answers, stream))
