@@ -16,10 +16,12 @@ here, for writing an adapter of your own.
 
 from ._common import (
     ANSWER_ARTIFACT,
+    APPROVALS,
     RemoteAgent,
     RemoteAgentError,
     RunCancelled,
     TextStream,
+    approves,
     failure_message,
     load_json,
     run_until_cancelled,
@@ -29,10 +31,12 @@ from ._common import (
 
 __all__ = [
     "ANSWER_ARTIFACT",
+    "APPROVALS",
     "RemoteAgent",
     "RemoteAgentError",
     "RunCancelled",
     "TextStream",
+    "approves",
     "failure_message",
     "load_json",
     "run_until_cancelled",

@@ -52,6 +52,7 @@ from ._common import (
     RemoteAgentError,
     RunCancelled,
     TextStream,
+    approves,
     failure_message,
     load_json,
     run_until_cancelled,
@@ -63,8 +64,6 @@ log = library_logger("simple_a2a.adapters")
 #: The conversation state's key (``ctx.save_state``).
 STATE_KEY = "openai-agents"
 
-#: Answers that approve a tool call waiting for approval (``needs_approval=True``).
-APPROVALS = frozenset({"yes", "y", "ok", "approve", "approved", "allow", "true"})
 
 #: How many input items (messages, tool calls, tool outputs) of a conversation are kept and sent
 #: to the model again: older ones are dropped, whole turns at a time.
@@ -249,7 +248,7 @@ class OpenAIAgentsExecutor(AgentExecutor):
         """The interrupted run, each waiting call answered: a human tool's call gets ``answer``
         as its result (put in ``answers`` by call id), any other is approved by a yes."""
         run_state = await RunState.from_json(self.agent, saved, context_override=self.context)
-        approved = answer.strip().lower() in APPROVALS
+        approved = approves(answer)
         for item in run_state.get_interruptions():
             if _is_human(item):
                 answers[item.call_id or ""] = answer
@@ -343,7 +342,6 @@ async def remote_agent_tool(
 
 
 __all__ = [
-    "APPROVALS",
     "HUMAN_TOOL_NAME",
     "MAX_HISTORY_ITEMS",
     "STATE_KEY",

@@ -52,6 +52,7 @@ from ._common import (
     RemoteAgentError,
     RunCancelled,
     TextStream,
+    approves,
     failure_message,
     load_json,
     run_until_cancelled,
@@ -62,9 +63,6 @@ log = library_logger("simple_a2a.adapters")
 
 #: The conversation state's key (``ctx.save_state``).
 STATE_KEY = "pydantic-ai"
-
-#: Answers that approve a tool call waiting for approval (``requires_approval=True``).
-APPROVALS = frozenset({"yes", "y", "ok", "approve", "approved", "allow", "true"})
 
 
 def ask_human(question: str) -> str:
@@ -114,7 +112,7 @@ class PydanticAIExecutor(AgentExecutor):
         results = None
         if pending and pending.get("task") == ctx.task_id:  # this message answers the tool
             prompt = None
-            approved = ctx.text.strip().lower() in APPROVALS
+            approved = approves(ctx.text)
             results = DeferredToolResults(
                 calls=dict.fromkeys(pending.get("calls", []), ctx.text),
                 approvals=dict.fromkeys(pending.get("approvals", []), approved),
@@ -209,7 +207,6 @@ async def remote_agent_tool(
 
 
 __all__ = [
-    "APPROVALS",
     "STATE_KEY",
     "PydanticAIExecutor",
     "ask_human",
