@@ -56,12 +56,10 @@ async def offline_model(
         question = json.dumps({"question": "For which date?"})
         yield {0: DeltaToolCall(name="ask_human", json_args=question, tool_call_id="ask-1")}
         return
-    for word in (
-        f"Booked {said[-1].removeprefix('book ')} for {answers[-1]}.".split(" ")
-        if answers
-        else [f"You said: {' / '.join(said)}"]
-    ):
-        yield word + " "
+    answer = f"Booked {said[-1].removeprefix('book ')} for {answers[-1]}." if answers else ""
+    words = (answer or f"You said: {' / '.join(said)}").split(" ")
+    for i, word in enumerate(words):  # streamed a word at a time, as a model streams tokens
+        yield word if i == 0 else " " + word
 
 
 def model() -> Any:

@@ -151,3 +151,33 @@ async def test_the_official_sdk_agent_is_a_tool(sdk_agent: Any) -> None:
     tool = await remote_agent_tool(sdk_agent.url)
     result = await Agent(remote_caller(seen), tools=[tool]).run("ask it")
     assert result.output == "the agent said echo: what is 2+2?"
+
+
+@pytest.mark.parametrize(
+    ("example", "expected"),
+    [
+        (
+            "pydantic_ai_agent",
+            ["asked: [INPUT_REQUIRED] For which date?", "for May 3. [COMPLETED]"],
+        ),
+        ("chain", ["front desk: The painter says: Which color?", "The painter says: Got: blue"]),
+    ],
+)
+def test_the_examples_run_as_written(example: str, expected: list[str]) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    done = subprocess.run(
+        [sys.executable, "-m", f"examples.adapters.{example}", "--check", "--offline"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    for line in expected:
+        assert line in done.stdout, done.stdout
