@@ -4,6 +4,7 @@ Each adapter is a module of its own with its framework in an extra of its own, s
 one pulls only that framework and ``import simple_a2a`` imports none:
 
 - :mod:`simple_a2a.adapters.pydantic_ai` (``pip install 'simple-a2a[pydantic-ai]'``)
+- :mod:`simple_a2a.adapters.langgraph` (``[langgraph]``)
 - :mod:`simple_a2a.adapters.openai_agents` (``[openai-agents]``)
 - :mod:`simple_a2a.adapters.adk` (``[adk]``)
 
