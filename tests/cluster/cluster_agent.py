@@ -3,7 +3,8 @@
 Environment: ``CLUSTER_RESUMABLE=1`` makes the executor ``resumable`` (a task interrupted by a
 dead replica is finished by another); ``CLUSTER_MARKS`` is a directory where the cancel hook
 leaves a file per cancelled task (proof that it ran, and on which replica). Leases are short
-(2.5 s, scan every 0.5 s) so a killed replica's tasks are recovered within about 3 s, yet a
+(2.5 s, scan every 0.5 s; ``CLUSTER_LEASE_TTL`` and ``CLUSTER_GRACE``, the shutdown grace,
+default 1 s, change them) so a killed replica's tasks are recovered within about 3 s, yet a
 live replica keeps its leases through the event-loop stalls of a loaded CI machine (with a 1 s
 lease, a live replica under load average ~10 lost one and its task was failed).
 
@@ -85,8 +86,8 @@ if __name__ == "__main__":
         ClusterAgent(),
         storage=sys.argv[1],
         push=PushSettings(allow_hosts=["127.0.0.1"], signing=None),
-        lease_ttl=2.5,
+        lease_ttl=float(os.environ.get("CLUSTER_LEASE_TTL", "2.5")),
         lease_scan_interval=0.5,
-        shutdown_grace=1.0,
+        shutdown_grace=float(os.environ.get("CLUSTER_GRACE", "1.0")),
     )
     agent.run(port=PORT, log_level="warning")

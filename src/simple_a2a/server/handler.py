@@ -56,6 +56,7 @@ from .paging import (
     trim_history,
 )
 from .push_configs import PushConfigOperations
+from .stopping import stop_executions
 from .tasks import StreamItem, TaskManager
 from .telemetry import bind_execution, bind_request, traced_executor, traced_operation
 
@@ -572,14 +573,9 @@ class RequestHandler(PushConfigOperations):
 
     async def shutdown(self, grace: float = 10.0) -> None:
         """Let running executions finish for ``grace`` seconds, then cancel them (they end
-        ``canceled``, never stuck in ``working``)."""
-        runners = [x.runner for x in self._executions.values()]
-        if runners:
-            _done, pending = await asyncio.wait(runners, timeout=grace)
-            for runner in pending:
-                runner.cancel()
-            if pending:
-                await asyncio.wait(pending, timeout=5)
+        ``canceled``, never stuck in ``working``); in cluster mode hand them over
+        (:mod:`.stopping`)."""
+        await stop_executions(self, grace)
         for task in list(self._background):
             task.cancel()
 

@@ -51,6 +51,11 @@ DEFAULT_SCAN_INTERVAL = 2.5
 DEFAULT_WATCH_INTERVAL = 0.5
 
 
+#: The ttl of a lease handed over (seconds): stores need a positive ttl; this one has passed
+#: before any other replica reads it.
+EXPIRES_AT_ONCE = 1e-6
+
+
 def replica_id() -> str:
     """A name for this process, unique among replicas: host, pid and a random suffix (a
     restarted process is a new replica; its predecessor's leases expire)."""
@@ -147,6 +152,20 @@ class LeaseKeeper:
             await self.store.release(self.kind, task_id, self.owner)
         except Exception:  # it expires on its own; the next owner takes it over then
             log.warning("could not release the %s lease %s", self.kind, task_id, exc_info=True)
+
+    async def expire_now(self, task_id: str) -> None:
+        """Hand a task over (a stop in cluster mode, :mod:`.stopping`): its lease expires now,
+        so the next recovery scan of any replica takes it over, and this replica lets go."""
+        young = self.young.pop(task_id, None) is not None
+        held = task_id in self.held
+        self.held.discard(task_id)
+        try:
+            if young:  # never leased: an expired lease makes it visible to the scan at once
+                await self.store.acquire(self.kind, task_id, self.owner, EXPIRES_AT_ONCE)
+            elif held:
+                await self.store.renew(self.kind, [task_id], self.owner, EXPIRES_AT_ONCE)
+        except Exception:  # it expires on its own after ttl; the next owner takes it then
+            log.warning("could not hand the %s lease %s over", self.kind, task_id, exc_info=True)
 
     # -- the background loops --
     def start(self, *, scan: bool) -> None:

@@ -5,7 +5,9 @@ waits for every open response before the app's shutdown runs, and an SSE stream 
 itself. So streams kept a stopping server alive until ``timeout_graceful_shutdown``, then were
 cancelled with a logged traceback. Here stopping first ends the open streams cleanly
 (:func:`~simple_a2a.server.http.close_streams`), then uvicorn shuts down as usual: the app's
-shutdown lets running tasks finish within ``shutdown_grace``.
+shutdown lets running tasks finish within ``shutdown_grace``. A second Ctrl-C or SIGTERM stops
+at once (:func:`.stopping.stop_now`): uvicorn stops waiting for connections and the app's
+shutdown for tasks.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import contextlib
 import sys
 from typing import TYPE_CHECKING, Any
 
+from . import stopping
 from .http import close_streams
 
 if TYPE_CHECKING:
@@ -34,6 +37,16 @@ def _server(config: uvicorn.Config) -> uvicorn.Server:
     import uvicorn
 
     class StreamClosingServer(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if self.should_exit:  # a second signal: SIGTERM too, not only uvicorn's SIGINT
+                self.force_exit = True
+                stopping.stop_now()
+            super().handle_exit(sig, frame)
+
+        async def serve(self, sockets: Any = None) -> None:
+            stopping.reset()
+            await super().serve(sockets)
+
         async def shutdown(self, sockets: Any = None) -> None:
             for server in self.servers:
                 server.close()  # no new streams while the open ones end
