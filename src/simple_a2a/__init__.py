@@ -32,8 +32,10 @@ if TYPE_CHECKING:
     from .client import client as client
     from .server import A2AServer as A2AServer
     from .server import AgentExecutor as AgentExecutor
+    from .server import Fail as Fail
     from .server import MultiServer as MultiServer
     from .server import RequestContext as RequestContext
+    from .server import Rerun as Rerun
     from .server import agent as agent
     from .server import multi_server as multi_server
     from .server import server as server
@@ -57,8 +59,10 @@ _client_names = [
 _server_names = [
     "A2AServer",
     "AgentExecutor",
+    "Fail",
     "MultiServer",
     "RequestContext",
+    "Rerun",
     "agent",
     "multi_server",
     "server",

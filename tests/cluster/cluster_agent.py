@@ -49,7 +49,11 @@ class ClusterAgent(AgentExecutor):
                     continue
                 await asyncio.sleep(delay)
                 await ctx.emit_artifact(
-                    Artifact(artifact_id=f"step-{i}", parts=[Part(text=str(i))])
+                    Artifact(
+                        artifact_id=f"step-{i}",
+                        parts=[Part(text=str(i))],
+                        metadata={"replica": PORT},  # who wrote it (the fencing test)
+                    )
                 )
             await ctx.complete(
                 message=f"finished on {PORT}" + (" (resumed)" if ctx.resumed else "")

@@ -145,6 +145,35 @@ class LeaseConformance:
         assert await leases.ended("b") == ["theirs"]
         assert await leases.ended("nobody") == []
 
+    async def test_a_takeover_fences_the_old_holders_writes(self, storage: Storage) -> None:
+        """docs/cluster.md, Fencing: ``take_over`` moves a durable task's version on in the
+        same transaction, so a write of the old holder (it read the old version) is refused."""
+        from simple_a2a.protocol.models import TaskState
+        from simple_a2a.storage.base import ConcurrentUpdateError
+
+        from .conformance import make_task
+
+        leases = _leases(storage)
+        task = make_task("fenced", state=TaskState.WORKING)
+        version = await storage.tasks.create(task)
+        assert await leases.acquire("task", "fenced", "a", 0.05)
+        assert not await leases.take_over("task", "fenced", "b", 30)  # a's, not expired yet
+        await asyncio.sleep(0.2)
+        assert await leases.take_over("task", "fenced", "b", 30)
+        assert (await leases.get("task", "fenced")).owner == "b"  # type: ignore[union-attr]
+        stored = await storage.tasks.get("fenced")
+        assert stored is not None and stored.task == task  # nothing else changed
+        if not self.durable:
+            return  # one process: no other holder to fence
+        assert stored.version == version + 1
+        try:
+            await storage.tasks.update(task, expected_version=version)
+        except ConcurrentUpdateError:
+            pass
+        else:
+            raise AssertionError("the old holder's write was stored after the takeover")
+        assert await leases.take_over("push", "fenced/p", "b", 30)  # other kinds: no task
+
     async def test_unleased_lists_old_active_tasks_without_a_lease(self, storage: Storage) -> None:
         from simple_a2a.protocol.models import TaskState
 

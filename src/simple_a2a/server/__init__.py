@@ -15,6 +15,7 @@ from .executor import AgentExecutor, agent
 from .handler import RequestHandler
 from .limits import Limits
 from .multi import MultiServer, multi_server
+from .policy import Fail, RecoveryPolicy, Rerun
 from .tasks import StreamItem, TaskManager
 
 __all__ = [
@@ -23,10 +24,13 @@ __all__ = [
     "CallContext",
     "Caller",
     "CancelSignal",
+    "Fail",
     "Limits",
     "MultiServer",
+    "RecoveryPolicy",
     "RequestContext",
     "RequestHandler",
+    "Rerun",
     "StreamItem",
     "TaskHandle",
     "TaskManager",

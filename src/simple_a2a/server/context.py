@@ -376,8 +376,12 @@ class RequestContext(TaskHandle):
         self.metadata = metadata or {}
         self.cancelled = CancelSignal()
         self.detached = False
-        #: True when the task was handed back after a restart (executors with ``resumable``).
+        #: True when the task was handed back after its replica died (a ``Rerun`` recovery
+        #: policy, or ``resumable``): ``attempt`` is 2 or more then.
         self.resumed = False
+        #: Which execution of this message this is: 1 for the first run, 2 for the first rerun
+        #: after its replica died (docs/cluster.md "Recovery policy").
+        self.attempt = 1
 
     @property
     def text(self) -> str:

@@ -31,6 +31,8 @@ from ..protocol.logcontext import library_logger
 from ..protocol.models import Artifact, Message, new_id
 from ..protocol.states import TaskStateError
 from .context import RequestContext, _as_artifacts
+from .policy import DEFAULT as DEFAULT_RECOVERY
+from .policy import RecoveryPolicy
 
 log = library_logger("simple_a2a.server")
 
@@ -41,9 +43,15 @@ TIMEOUT_MESSAGE = "The agent did not finish in time."
 class AgentExecutor:
     """Subclass and implement :meth:`execute` (``async def`` or plain ``def``)."""
 
-    #: True: tasks this executor left ``submitted``/``working`` when the server stopped are
-    #: handed back to it at the next start (``ctx.resumed`` is True) instead of being failed
-    #: (docs/guides/deployment.md).
+    #: What happens to a task whose replica died while running it (docs/cluster.md "Recovery
+    #: policy"): ``Fail()`` (the default) fails it with the restart message; ``Rerun(attempts=3,
+    #: backoff=1.0, max_backoff=30.0)`` runs it again on the replica that took it over
+    #: (``ctx.attempt`` counts from 1, ``ctx.resumed`` is True from attempt 2).
+    recovery: RecoveryPolicy = DEFAULT_RECOVERY
+
+    #: True (with the default ``recovery``): such tasks are handed back to this executor every
+    #: time, at once (``ctx.resumed`` is True), instead of being failed: an unbounded ``Rerun``
+    #: without back-off (docs/guides/deployment.md). An explicit ``recovery`` wins.
     resumable: bool = False
 
     def execute(self, ctx: RequestContext) -> Any:

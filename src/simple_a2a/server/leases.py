@@ -39,6 +39,7 @@ from ..protocol.models import Task
 from ..protocol.reducer import is_final_event
 from ..protocol.requests import StreamResponse
 from ..storage.base import LeaseKind, LeaseStore, StoredTask
+from .context import TaskLostError
 from .telemetry import lease_taken_over
 
 if TYPE_CHECKING:
@@ -234,7 +235,7 @@ class LeaseKeeper:
         taken = 0
         if self.kind == "task":
             for task_id in await self.store.unleased(self.ttl):
-                if not self.holds(task_id) and await self.store.acquire(
+                if not self.holds(task_id) and await self.store.take_over(
                     self.kind, task_id, self.owner, self.ttl
                 ):
                     log.warning("task %s has no live replica; taking over", task_id)
@@ -242,7 +243,7 @@ class LeaseKeeper:
         for lease in await self.store.expired(self.kind):
             if lease.key in self.held:
                 continue  # ours, merely late: the heartbeat renews it
-            if not await self.store.acquire(self.kind, lease.key, self.owner, self.ttl):
+            if not await self.store.take_over(self.kind, lease.key, self.owner, self.ttl):
                 continue  # another replica was faster
             log.warning(
                 "%s %s: replica %s stopped renewing it; taking over",
@@ -346,7 +347,21 @@ def bind_leases(handler: RequestHandler, leases: LeaseKeeper) -> None:
         if leases.holds(task_id) and task_id not in executions and is_final_event(event):
             await leases.release(task_id)
 
+    async def still_ours(task_id: str) -> None:
+        # The fence (docs/cluster.md, Fencing): a takeover moves the task's version on
+        # (LeaseStore.take_over), so a write of the old holder fails the version guard; it
+        # must not be retried on the new version unless this replica still holds the lease.
+        if task_id not in executions or task_id in leases.young:
+            return  # not run here (a cancel, a follow-up), or not leased yet
+        lease = await store.get(leases.kind, task_id)
+        if lease is None or lease.owner != leases.owner:
+            leases.held.discard(task_id)
+            log.error("task %s was taken over by another replica; its write is refused", task_id)
+            lost(task_id)
+            raise TaskLostError(task_id)
+
     leases.recover = handler.recover_task
+    handler.tasks.before_retry = still_ours
     leases.lost = lost
     leases.ended = ended
     leases.on_ended = on_ended

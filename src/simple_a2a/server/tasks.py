@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..protocol._base import trusted
 from ..protocol.logcontext import library_logger
@@ -84,6 +85,9 @@ class TaskManager:
         #: messages kept in a stored task's history (the newest; None keeps all), see _trimmed
         self.max_history = max_history
         self.hooks: list[EventHook] = []
+        #: Awaited before a write the version guard refused is retried; raises to refuse the
+        #: retry (the fence of cluster mode: ``leases.bind_leases``, docs/cluster.md).
+        self.before_retry: Callable[[str], Awaitable[None]] | None = None
         #: adapters' conversation state (RequestContext.load_state); a storage without a store
         #: of its own keeps it in this process's memory
         self.conversations = storage.conversations or MemoryConversationStore()
@@ -120,14 +124,26 @@ class TaskManager:
         """
         return await self.record_all(task_id, (event,))
 
-    async def record_all(self, task_id: str, events: Sequence[StreamResponse]) -> tuple[Task, int]:
+    async def record_all(
+        self,
+        task_id: str,
+        events: Sequence[StreamResponse],
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> tuple[Task, int]:
         """:meth:`record` for consecutive events (an executor's artifacts and its final
         status): all or none of them, in one storage write when the backend can
-        (``Storage.atomic_steps``), else one write each. Returns the last task and seq."""
+        (``Storage.atomic_steps``), else one write each. Returns the last task and seq.
+
+        ``metadata`` is merged into the task's metadata with the last event (in its write):
+        what the server keeps on a task that no event carries (``policy.ATTEMPT_KEY``)."""
         assert events, "no events to record"
         if len(events) > 1 and not self.storage.atomic_steps:
-            for event in events:
-                task, seq = await self.record_all(task_id, (event,))
+            for index, event in enumerate(events):
+                last = index == len(events) - 1
+                task, seq = await self.record_all(
+                    task_id, (event,), metadata=metadata if last else None
+                )
             return task, seq
         async with self._lock(task_id):
             stored = self._latest.get(task_id)
@@ -137,11 +153,15 @@ class TaskManager:
                     if stored is None:
                         raise KeyError(task_id)
                 steps = self._steps(stored.task, events)
+                if metadata:
+                    steps[-1] = self._with_metadata(steps[-1], metadata)
                 try:
                     version, seqs = await self._write(steps, stored.version)
                 except (ConcurrentUpdateError, KeyError):
                     self._latest.pop(task_id, None)
                     stored = None  # someone else changed (or deleted) it: read it afresh
+                    if self.before_retry is not None:
+                        await self.before_retry(task_id)  # (raises when fenced)
                     continue
                 task = steps[-1].task
                 self._latest.keep(StoredTask(task, version, stored.owner))
@@ -177,6 +197,10 @@ class TaskManager:
             steps.append(RecordStep(after, event, change))
             task = after
         return steps
+
+    def _with_metadata(self, step: RecordStep, metadata: dict[str, Any]) -> RecordStep:
+        task = step.task.model_copy(update={"metadata": {**(step.task.metadata or {}), **metadata}})
+        return RecordStep(task, step.event, FULL_CHANGE if step.change is not None else None)
 
     def _trimmed(self, task: Task, change: TaskChange | None) -> tuple[Task, TaskChange | None]:
         """Bound the history a task keeps in storage (#16 item 3: a caller cannot make a task

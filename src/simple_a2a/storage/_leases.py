@@ -172,6 +172,10 @@ class MemoryLeaseStore(LeaseStore):
         )
 
 
+#: The fence of a takeover (LeaseStore.take_over): the task's version moves on, nothing else.
+_FENCE = "UPDATE tasks SET version = version + 1 WHERE id = $1"
+
+
 def _micros_now() -> int:
     return int(time.time() * 1_000_000)
 
@@ -197,6 +201,17 @@ class SQLiteLeaseStore(LeaseStore):
     async def acquire(self, kind: LeaseKind, key: str, owner: str, ttl: float) -> bool:
         _check(kind, ttl)
         return await self._db.write(lambda conn: sqlite_acquire(conn, kind, key, owner, ttl))
+
+    async def take_over(self, kind: LeaseKind, key: str, owner: str, ttl: float) -> bool:
+        _check(kind, ttl)
+
+        def run(conn: sqlite3.Connection) -> bool:
+            taken = sqlite_acquire(conn, kind, key, owner, ttl)
+            if taken and kind == "task":  # the fence: see LeaseStore.take_over
+                conn.execute(_FENCE.replace("$1", "?"), (key,))
+            return taken
+
+        return await self._db.write(run)
 
     async def renew(
         self, kind: LeaseKind, keys: builtins.list[str], owner: str, ttl: float
@@ -278,6 +293,7 @@ class PostgresLeaseStore(LeaseStore):
         self._release = f"DELETE FROM {t} WHERE kind = $1 AND key = $2 AND owner = $3"
         self._get = f"SELECT kind, key, owner, expires_at FROM {t} WHERE kind = $1 AND key = $2"
         self._ended = _ENDED.replace("leases", t).replace("tasks", f"{db.s}.tasks")
+        self._fence = _FENCE.replace("tasks", f"{db.s}.tasks")
         self._unleased = (
             _UNLEASED.replace("leases", t)
             .replace("tasks", f"{db.s}.tasks")
@@ -291,6 +307,18 @@ class PostgresLeaseStore(LeaseStore):
 
     async def acquire(self, kind: LeaseKind, key: str, owner: str, ttl: float) -> bool:
         return await self.acquire_on(self._db.pool, kind, key, owner, ttl)
+
+    async def take_over(self, kind: LeaseKind, key: str, owner: str, ttl: float) -> bool:
+        if kind != "task":
+            return await self.acquire(kind, key, owner, ttl)
+        # One transaction: the UPDATE waits for the row lock of a write the old holder has in
+        # flight, so that write is ordered before the takeover, and every later one is refused
+        # by the version guard (LeaseStore.take_over).
+        async with self._db.pool.acquire() as conn, conn.transaction():
+            taken = await self.acquire_on(conn, kind, key, owner, ttl)
+            if taken:
+                await conn.execute(self._fence, key)
+            return taken
 
     async def acquire_on(
         self, conn: Any, kind: LeaseKind, key: str, owner: str, ttl: float

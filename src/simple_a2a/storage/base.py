@@ -361,6 +361,15 @@ class LeaseStore(abc.ABC):
         """Take the lease for ``ttl`` seconds if it is free, expired (stealing it from its dead
         holder) or already ``owner``'s (renewing it); False if another owner holds it."""
 
+    async def take_over(self, kind: LeaseKind, key: str, owner: str, ttl: float) -> bool:
+        """:meth:`acquire` for a recovery scan taking a task from a replica that stopped
+        renewing its lease — which may be alive and writing still (a partition, a long pause).
+        This is the *fence* (docs/cluster.md, Fencing): a ``task`` lease taken over also moves
+        the task's version on, in the same transaction, so that every write the old holder
+        sent before or after (each carries the version it read) is refused by the version
+        guard. This default is :meth:`acquire` alone: right for stores one process uses."""
+        return await self.acquire(kind, key, owner, ttl)
+
     @abc.abstractmethod
     async def renew(
         self, kind: LeaseKind, keys: builtins.list[str], owner: str, ttl: float
