@@ -7,10 +7,12 @@ a second one stopping at once, and in cluster mode handing running tasks over in
 - A second signal (Ctrl-C or SIGTERM) calls :func:`stop_now`: the wait ends within
   :data:`POLL` seconds and every running task is cancelled.
 - In cluster mode (leases on a storage other replicas share) the tasks of an executor that is
-  recovered by running it again (``resumable``) are not waited for: each is *handed over* —
+  recovered by running it again (``recovery = Rerun(...)``, or ``resumable``) are not waited
+  for: each is *handed over* —
   its executor is stopped without writing anything more (fenced, as when a lease is lost) and
   its lease is made to expire now, so the next recovery scan of any replica takes it over
-  (within ``scan_interval``) instead of after ``lease_ttl``. A task of another executor would
+  (within ``scan_interval``) instead of after ``lease_ttl``; the run there is the task's next
+  attempt (``ctx.attempt``, the policy's back-off). A task of another executor would
   only be failed by the replica taking it over, so it is waited for as above.
 """
 
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..protocol.logcontext import library_logger
 from ..storage.memory import MemoryStorage
+from .policy import Rerun, policy_of
 
 if TYPE_CHECKING:
     from .handler import RequestHandler
@@ -55,7 +58,7 @@ def hands_over(handler: RequestHandler) -> bool:
     return (
         handler.leases is not None
         and not isinstance(handler.storage, MemoryStorage)  # no other replica could see them
-        and handler.executor.resumable
+        and isinstance(policy_of(handler.executor), Rerun)
     )
 
 
