@@ -133,14 +133,15 @@ def test_nothing_imports_the_top() -> None:
 SERVER_LAYERS: list[set[str]] = [
     # the task core: storage access, bounds, paging, metrics
     {"tasks", "limits", "paging", "metrics", "background", "retention"},
-    # what an executor sees and the runner
-    {"context", "executor"},
+    # what an executor sees and the runner, and its recovery policy
+    {"context", "executor", "policy"},
     # the binding-independent handler and what it drives
     {
         "handler",
         "push_configs",
         "recovery",
         "leases",
+        "stopping",
         "workqueue",
         "push",
         "telemetry",
