@@ -14,6 +14,7 @@ from cluster_agent import ClusterAgent  # (run as a script: its directory is on 
 from simple_a2a.protocol import AgentCard
 from simple_a2a.protocol.card import AgentCapabilities
 from simple_a2a.server import server
+from simple_a2a.server.push import PushSettings
 from simple_a2a.server.workqueue import QueueSettings
 
 if __name__ == "__main__":
@@ -23,7 +24,7 @@ if __name__ == "__main__":
         name="roles",
         description="roles test agent",
         version="1",
-        capabilities=AgentCapabilities(streaming=True),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
     )
     agent = server(
         card,
@@ -31,6 +32,7 @@ if __name__ == "__main__":
         storage=storage,
         role=role,
         queue=QueueSettings(max_concurrent_tasks=cap, poll_interval=0.2),
+        push=PushSettings(allow_hosts=["127.0.0.1"], signing=None),  # the soak's webhook
         lease_ttl=2.5,
         lease_scan_interval=0.5,
         shutdown_grace=1.0,
