@@ -6,7 +6,6 @@ the official SDK's) as the agent's tools."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import AsyncGenerator, Iterator
@@ -49,6 +48,7 @@ from .conformance import (
     Step,
     Turn,
 )
+from .running import run_example
 
 
 def _tool_result(response: dict[str, Any] | None) -> str:
@@ -399,16 +399,7 @@ async def test_a_remote_failure_is_the_tool_result_the_model_reads() -> None:
 
 
 def test_the_example_runs_as_written() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    done = subprocess.run(
-        [sys.executable, "-m", "examples.adapters.adk_agent", "--check", "--offline"],
-        cwd=Path(__file__).resolve().parents[2],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "asked: [INPUT_REQUIRED] Which color?" in done.stdout
-    assert "answer: Got: blue [COMPLETED]" in done.stdout
-    assert "front desk: Got: Which color?" in done.stdout
+    said = run_example("adk_agent")
+    assert "asked: [INPUT_REQUIRED] Which color?" in said
+    assert "answer: Got: blue [COMPLETED]" in said
+    assert "front desk: Got: Which color?" in said

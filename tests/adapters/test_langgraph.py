@@ -38,6 +38,7 @@ from tests.support import card
 from tests.support.agents import serving
 
 from .conformance import AdapterConformance, CallTool, Fail, Hang, ModelFailure, Say, Script, Turn
+from .running import loaded_by_import, run_example
 
 # LangGraph 1.x points create_react_agent users to langchain.agents.create_agent (the
 # `langchain` package, not a dependency of the extra); both build the same kind of graph.
@@ -262,32 +263,10 @@ async def test_the_official_sdk_agent_is_a_tool(sdk_agent: Any) -> None:
 
 
 def test_the_example_runs_as_written() -> None:
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    done = subprocess.run(
-        [sys.executable, "-m", "examples.adapters.langgraph_agent", "--check", "--offline"],
-        cwd=Path(__file__).resolve().parents[2],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "asked: [INPUT_REQUIRED] At what time?" in done.stdout
-    assert "answer: Booked a table for two at 8 pm. [COMPLETED]" in done.stdout
+    said = run_example("langgraph_agent")
+    assert "asked: [INPUT_REQUIRED] At what time?" in said
+    assert "answer: Booked a table for two at 8 pm. [COMPLETED]" in said
 
 
 def test_importing_simple_a2a_imports_no_langgraph() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, simple_a2a, simple_a2a.adapters; "
-        "print([m for m in sys.modules if m.split('.')[0] in ('langgraph', 'langchain_core')])"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+    assert loaded_by_import("langgraph", "langchain_core") == []

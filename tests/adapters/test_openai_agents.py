@@ -5,7 +5,6 @@ remote A2A agents (ours and the official SDK's) as the agent's tools."""
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -45,6 +44,7 @@ from .conformance import (
     Step,
     Turn,
 )
+from .running import loaded_by_import, run_example
 
 set_tracing_disabled(True)  # no trace export (it would try the network); every model is scripted
 
@@ -316,32 +316,11 @@ async def test_a_remote_failure_is_the_tool_result_the_model_reads() -> None:
 
 
 def test_the_example_runs_as_written() -> None:
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    done = subprocess.run(
-        [sys.executable, "-m", "examples.adapters.openai_agents_agent", "--check", "--offline"],
-        cwd=Path(__file__).resolve().parents[2],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "asked: [INPUT_REQUIRED] Which color?" in done.stdout
-    assert "answer: Got: blue [COMPLETED]" in done.stdout
-    assert "front desk: Got: Which color?" in done.stdout
+    said = run_example("openai_agents_agent")
+    assert "asked: [INPUT_REQUIRED] Which color?" in said
+    assert "answer: Got: blue [COMPLETED]" in said
+    assert "front desk: Got: Which color?" in said
 
 
 def test_importing_simple_a2a_imports_no_agents_sdk() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, simple_a2a, simple_a2a.adapters; "
-        "print([m for m in sys.modules if m.split('.')[0] in ('agents', 'openai')])"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+    assert loaded_by_import("agents", "openai") == []

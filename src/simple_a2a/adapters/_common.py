@@ -228,6 +228,14 @@ class RemoteAgent:
         if task is not None:
             self._answer(await self.client.get(task.id))  # context, waiting task, failure
 
+    async def ask_or_error(self, text: str) -> str:
+        """:meth:`ask` for a framework's tool: a failure of the remote agent is the answer too
+        (``"Error: ..."``), so the model reads what failed and carries on."""
+        try:
+            return await self.ask(text)
+        except RemoteAgentError as exc:
+            return f"Error: {exc}"
+
     def _answer(self, result: Task | Message) -> str:
         self.context_id = result.context_id or self.context_id
         if isinstance(result, Message):
@@ -252,3 +260,13 @@ class RemoteAgent:
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.aclose()
+
+
+async def remote_agent(
+    target: str | RemoteAgent, *, headers: dict[str, str] | None = None
+) -> RemoteAgent:
+    """``target`` as a :class:`RemoteAgent`: itself, or connected to by its URL (its card is
+    read); what each adapter's ``remote_agent_tool`` starts with."""
+    if isinstance(target, RemoteAgent):
+        return target
+    return await RemoteAgent.connect(target, headers=headers)

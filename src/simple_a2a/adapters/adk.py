@@ -57,6 +57,7 @@ from ._common import (
     approves,
     failure_message,
     load_json,
+    remote_agent,
     run_until_cancelled,
     save_json,
 )
@@ -500,11 +501,7 @@ async def remote_agent_tool(
     (``{"result": answer}``). A failure of the remote agent (:class:`RemoteAgentError`) is the
     tool's result too, ``{"error": ...}``, so the model reads what failed and carries on. (ADK
     streams a tool's output only in live mode; the answer is read whole.)"""
-    remote = (
-        target
-        if isinstance(target, RemoteAgent)
-        else await RemoteAgent.connect(target, headers=headers)
-    )
+    remote = await remote_agent(target, headers=headers)
 
     async def call_remote_agent(message: str) -> dict[str, str]:
         try:

@@ -41,11 +41,11 @@ from ..server.context import RequestContext
 from ..server.executor import AgentExecutor
 from ._common import (
     RemoteAgent,
-    RemoteAgentError,
     RunCancelled,
     TextStream,
     failure_message,
     load_json,
+    remote_agent,
     run_until_cancelled,
     save_json,
 )
@@ -237,17 +237,10 @@ async def remote_agent_tool(
     graph or agent: named and described by its card, one argument ``message``, the agent's
     answer as the result. A failure of the remote agent is the tool's result too (the model
     reads it and carries on)."""
-    remote = (
-        target
-        if isinstance(target, RemoteAgent)
-        else await RemoteAgent.connect(target, headers=headers)
-    )
+    remote = await remote_agent(target, headers=headers)
 
     async def call_remote_agent(message: str) -> str:
-        try:
-            return await remote.ask(message)
-        except RemoteAgentError as exc:
-            return f"Error: {exc}"
+        return await remote.ask_or_error(message)
 
     return StructuredTool.from_function(
         coroutine=call_remote_agent,

@@ -49,12 +49,12 @@ from ..server.context import RequestContext
 from ..server.executor import AgentExecutor
 from ._common import (
     RemoteAgent,
-    RemoteAgentError,
     RunCancelled,
     TextStream,
     approves,
     failure_message,
     load_json,
+    remote_agent,
     run_until_cancelled,
     save_json,
 )
@@ -321,17 +321,10 @@ async def remote_agent_tool(
     answer as the result. A failure of the remote agent (:class:`RemoteAgentError`) is the
     tool's result too, ``"Error: ..."``, so the model reads what failed (the SDK's default
     ``failure_error_function`` would hide it) and carries on."""
-    remote = (
-        target
-        if isinstance(target, RemoteAgent)
-        else await RemoteAgent.connect(target, headers=headers)
-    )
+    remote = await remote_agent(target, headers=headers)
 
     async def call_remote_agent(message: str) -> str:
-        try:
-            return await remote.ask(message)
-        except RemoteAgentError as exc:
-            return f"Error: {exc}"
+        return await remote.ask_or_error(message)
 
     return function_tool(
         call_remote_agent,
