@@ -7,8 +7,9 @@ and remote A2A agents (ours and the official SDK's) as LangChain tools."""
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import pytest
 
@@ -149,6 +150,32 @@ async def test_an_interrupt_in_a_node_of_our_own_graph_is_input_required() -> No
     assert asked.status.state is TaskState.INPUT_REQUIRED
     assert asked.status.message is not None and asked.status.message.text == "At what time?"
     assert done.status.state is TaskState.COMPLETED and done.text == "Booked for 8 pm."
+
+
+async def test_parallel_interrupts_are_asked_together_and_one_answer_resumes_both() -> None:
+    class Orders(TypedDict):
+        said: Annotated[list[str], operator.add]
+        messages: list[AIMessage]
+
+    def ask(name: str) -> Any:
+        def node(state: Orders) -> dict[str, Any]:
+            return {"said": [f"{name}: {interrupt(f'{name}?')}"]}
+
+        return node
+
+    def answer(state: Orders) -> dict[str, Any]:
+        return {"messages": [AIMessage(content=", ".join(sorted(state["said"])))]}
+
+    builder = StateGraph(Orders)
+    for name in ("starter", "main"):
+        builder.add_node(name, ask(name))
+        builder.add_edge(START, name)
+        builder.add_edge(name, "answer")
+    builder.add_node("answer", answer)
+    asked, done = await _ask_twice(builder.compile())
+    assert asked.status.message is not None
+    assert sorted(asked.status.message.text.split("\n")) == ["main?", "starter?"]
+    assert done.status.state is TaskState.COMPLETED and done.text == "main: 8 pm, starter: 8 pm"
 
 
 async def test_a_graph_with_its_own_checkpointer_keeps_its_threads_there() -> None:

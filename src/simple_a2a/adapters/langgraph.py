@@ -149,6 +149,18 @@ class _Checkpoints:
                 await self.saver.aput_writes(saved, writes, task_id)
 
 
+def _input(ctx: RequestContext, state: dict[str, Any]) -> Any:
+    """The run's input: the message added to ``messages``, or — when it answers the task's
+    pending interrupts — ``Command(resume=...)``. Several interrupts waiting at once (parallel
+    nodes or tools each asking) all get the one answer: LangGraph wants them named then."""
+    if state.get("pending_task") != ctx.task_id:
+        return {"messages": [HumanMessage(content=_user_content(ctx.message))]}
+    waiting = state.get("interrupts") or []
+    if len(waiting) > 1:
+        return Command(resume=dict.fromkeys(waiting, ctx.text))
+    return Command(resume=ctx.text)
+
+
 class LangGraphExecutor(AgentExecutor):
     """A compiled LangGraph graph as an A2A executor (module docstring). ``config`` is merged
     into every run's config (``configurable`` values, callbacks, ``recursion_limit``);
@@ -180,18 +192,13 @@ class LangGraphExecutor(AgentExecutor):
         graph = self.graph.copy(update={"checkpointer": saver})
         configurable = {**self.config.get("configurable", {}), "thread_id": thread}
         config: Any = {**self.config, "configurable": configurable}
-        resuming = state.get("pending_task") == ctx.task_id
-        graph_input: Any = (
-            Command(resume=ctx.text)
-            if resuming
-            else {"messages": [HumanMessage(content=_user_content(ctx.message))]}
-        )
+        graph_input = _input(ctx, state)
         stream = TextStream(ctx)
 
         async def run() -> None:
-            async for _chunk, _meta in graph.astream(graph_input, config, stream_mode="messages"):
-                if isinstance(_chunk, AIMessage):
-                    await stream.write(_chunk.text)
+            async for chunk, _meta in graph.astream(graph_input, config, stream_mode="messages"):
+                if isinstance(chunk, AIMessage):
+                    await stream.write(chunk.text)
 
         try:
             await run_until_cancelled(ctx, run())
@@ -206,6 +213,7 @@ class LangGraphExecutor(AgentExecutor):
         saved = {
             "checkpoints": await checkpoints.dump(thread) if checkpoints is not None else None,
             "pending_task": ctx.task_id if asked else None,
+            "interrupts": [pending.id for pending in snapshot.interrupts],
         }
         await save_json(ctx, self.state_key, saved)
         if asked:
