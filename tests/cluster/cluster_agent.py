@@ -94,4 +94,8 @@ if __name__ == "__main__":
         lease_scan_interval=0.5,
         shutdown_grace=float(os.environ.get("CLUSTER_GRACE", "1.0")),
     )
+    if "CLUSTER_WATCH_INTERVAL" in os.environ and agent.leases is not None:
+        # the poll behind the cancel announcements (docs/cluster.md): slowed down, a test
+        # proves the announcement alone reaches the executor
+        agent.leases.watch_interval = float(os.environ["CLUSTER_WATCH_INTERVAL"])
     agent.run(port=PORT, log_level="warning")

@@ -129,10 +129,21 @@ def sql(schema: str, statement: str, *args: Any) -> list[Any]:
 
 @contextlib.contextmanager
 def running_cluster(
-    schema: str, size: int, *, resumable: bool, marks: Path, storage: str | None = None
+    schema: str,
+    size: int,
+    *,
+    resumable: bool,
+    marks: Path,
+    storage: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[tuple[Cluster, RoundRobinProxy]]:
-    """``size`` replicas on the PostgreSQL ``schema`` (or on ``storage``, e.g. a SQLite file)."""
-    env = {"CLUSTER_RESUMABLE": "1" if resumable else "0", "CLUSTER_MARKS": str(marks)}
+    """``size`` replicas on the PostgreSQL ``schema`` (or on ``storage``, e.g. a SQLite file);
+    ``env``: more settings of the agent (``cluster_agent.py``)."""
+    env = {
+        "CLUSTER_RESUMABLE": "1" if resumable else "0",
+        "CLUSTER_MARKS": str(marks),
+        **(env or {}),
+    }
     cluster = Cluster(storage or f"{PG_DSN}?schema={schema}", schema, env)
     cluster.replicas = [Replica(free_port()) for _ in range(size)]
     try:

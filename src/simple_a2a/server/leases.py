@@ -19,9 +19,11 @@ never touch the lease table. The scan also takes over ``submitted``/``working`` 
 lease whose status is older than ``ttl`` — their replica died before leasing them (or they
 predate leases).
 
-The scan also notices tasks this replica runs that ended elsewhere — a CancelTask served by
-another replica — every ``watch_interval`` (0.5 s): ``ctx.cancelled`` fires and the executor's
-cancel hook runs, as for a local cancel.
+A task this replica runs may be ended elsewhere — a CancelTask served by another replica:
+``ctx.cancelled`` fires and the executor's cancel hook runs, as for a local cancel. The replica
+that served the cancel announces it (``LeaseStore.announce_ended``: a PostgreSQL NOTIFY), so the
+runner hears of it within milliseconds; every ``watch_interval`` (0.5 s) a poll of the tasks it
+holds catches what an announcement missed (no listener yet, a lost connection, SQLite).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from ..protocol.logcontext import library_logger
 from ..protocol.models import Task
 from ..protocol.reducer import is_final_event
 from ..protocol.requests import StreamResponse
-from ..storage.base import LeaseKind, LeaseStore, StoredTask
+from ..storage.base import LeaseKind, LeaseStore, Listening, StoredTask
 from .context import TaskLostError
 from .telemetry import lease_taken_over
 
@@ -105,6 +107,9 @@ class LeaseKeeper:
         self.lost: Callable[[str], None] | None = None
         self.ended: Callable[[list[str]], Awaitable[list[str]]] | None = None
         self.on_ended: Callable[[str], Awaitable[None]] | None = None
+        #: called with each task another process announced ended (``listen_ended``)
+        self.ended_elsewhere: Callable[[str], None] | None = None
+        self._listening: Listening | None = None
         self._loops: list[asyncio.Task[None]] = []
 
     def holds(self, task_id: str) -> bool:
@@ -180,6 +185,8 @@ class LeaseKeeper:
             self._loops.append(loop.create_task(self._every(self.scan_interval, self.scan)))
         if self.ended is not None and self.watch_interval > 0:
             self._loops.append(loop.create_task(self._every(self.watch_interval, self.watch)))
+        if self.ended_elsewhere is not None:
+            self._loops.append(loop.create_task(self._keep_listening()))
 
     async def stop(self) -> None:
         loops, self._loops = self._loops, []
@@ -188,6 +195,10 @@ class LeaseKeeper:
         for task in loops:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        listening, self._listening = self._listening, None
+        if listening is not None:
+            with contextlib.suppress(Exception):
+                await listening.close()
 
     async def _every(self, interval: float, step: Callable[[], Awaitable[object]]) -> None:
         while True:
@@ -275,6 +286,21 @@ class LeaseKeeper:
             if self.on_ended is not None:
                 await self.on_ended(task_id)
 
+    async def _keep_listening(self) -> None:
+        """Hold the store's announcements of ended tasks open (``listen_ended``): re-open a
+        lost one within a second; retry every 5 s a store that is away or has none."""
+        assert self.ended_elsewhere is not None
+        loop = asyncio.get_running_loop()
+        retry_at = 0.0
+        while True:
+            if (self._listening is None or not self._listening.alive) and loop.time() >= retry_at:
+                retry_at = loop.time() + 5.0
+                try:
+                    self._listening = await self.store.listen_ended(self.ended_elsewhere)
+                except Exception:  # a store's own failure: the watch's poll still works
+                    log.warning("cannot listen for ended tasks", exc_info=True)
+            await asyncio.sleep(1.0)
+
 
 async def claim_follow_up(
     leases: LeaseKeeper,
@@ -342,10 +368,19 @@ def bind_leases(handler: RequestHandler, leases: LeaseKeeper) -> None:
             execution.ctx.observe(stored.task)
             await handler._signal_cancel(execution)
 
-    async def release_when_final(task_id: str, seq: int, event: StreamResponse, task: Task) -> None:
-        # A detached task keeps its lease after its runner returned, until it ends.
-        if leases.holds(task_id) and task_id not in executions and is_final_event(event):
+    def ended_elsewhere(task_id: str) -> None:
+        if task_id in executions:  # run here (leased or young): signal it as the watch would
+            handler._spawn(on_ended(task_id))
+
+    async def after_final(task_id: str, seq: int, event: StreamResponse, task: Task) -> None:
+        if task_id in executions or not is_final_event(event):
+            return
+        if leases.holds(task_id):
+            # A detached task keeps its lease after its runner returned, until it ends.
             await leases.release(task_id)
+        elif task.is_terminal:
+            # Ended here while another replica may run it (a cancel): tell that one now.
+            await store.announce_ended(task_id)
 
     async def still_ours(task_id: str) -> None:
         # The fence (docs/cluster.md, Fencing): a takeover moves the task's version on
@@ -365,4 +400,5 @@ def bind_leases(handler: RequestHandler, leases: LeaseKeeper) -> None:
     leases.lost = lost
     leases.ended = ended
     leases.on_ended = on_ended
-    handler.tasks.hooks.append(release_when_final)
+    leases.ended_elsewhere = ended_elsewhere
+    handler.tasks.hooks.append(after_final)

@@ -19,15 +19,18 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from ..protocol.logcontext import library_logger
 from ..protocol.models import TERMINAL_STATES
 from ._common import from_micros
-from .base import Lease, LeaseKind, LeaseStore, StorageError
+from .base import Lease, LeaseKind, LeaseStore, Listening, StorageError
 
 if TYPE_CHECKING:
     import sqlite3
 
     from ._sqlite_db import _Database as _SQLiteDatabase
     from .postgres import _Database as _PgDatabase
+
+log = library_logger("simple_a2a.storage")
 
 #: Migration 4 of each SQL backend.
 SQLITE_MIGRATION = (
@@ -356,6 +359,44 @@ class PostgresLeaseStore(LeaseStore):
     async def unleased(self, older_than: float, limit: int = 100) -> builtins.list[str]:
         rows = await self._db.pool.fetch(self._unleased, float(older_than), limit)
         return [row[0] for row in rows]
+
+    @property
+    def ended_channel(self) -> str:
+        return f"a2a_ended.{self._db.schema}"[:63]
+
+    async def announce_ended(self, task_id: str) -> None:
+        # NOTIFY outside any transaction: sent at once, after the cancel that ended the task
+        # committed, so the listener's re-read finds it terminal.
+        await self._db.pool.execute("SELECT pg_notify($1, $2)", self.ended_channel, task_id)
+
+    async def listen_ended(self, callback: Callable[[str], None]) -> Listening | None:
+        import asyncpg  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+        try:
+            conn = await asyncpg.connect(self._db.dsn)
+            await conn.add_listener(
+                self.ended_channel, lambda _conn, _pid, _channel, task_id: callback(task_id)
+            )
+        except (OSError, asyncpg.PostgresError) as exc:
+            log.warning("cannot LISTEN on %s (polling instead): %r", self.ended_channel, exc)
+            return None
+        return _PgListening(conn)
+
+
+class _PgListening:
+    """One connection of its own LISTENing (the pool's connections are shared, and a LISTEN
+    holds its connection for as long as it lasts)."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    @property
+    def alive(self) -> bool:
+        return not self._conn.is_closed()
+
+    async def close(self) -> None:
+        if not self._conn.is_closed():
+            await self._conn.close()
 
 
 def _utc(value: datetime) -> datetime:

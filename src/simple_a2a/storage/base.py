@@ -22,10 +22,10 @@ from __future__ import annotations
 import abc
 import builtins
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar, Final, Literal
+from typing import TYPE_CHECKING, ClassVar, Final, Literal, Protocol
 
 from ..protocol.models import (
     Message,
@@ -400,6 +400,27 @@ class LeaseStore(abc.ABC):
     async def ended(self, owner: str) -> builtins.list[str]:
         """The tasks whose ``task`` lease ``owner`` holds but which are in a terminal state
         (ended by another process: a cancel served by another replica). One query."""
+
+    async def announce_ended(self, task_id: str) -> None:  # noqa: B027 (optional hook)
+        """Tell every process sharing this store, at once, that ``task_id`` was ended by this
+        one although another may run it (a CancelTask served by a replica that does not run
+        the task): its executor is then signalled within milliseconds instead of at the next
+        poll of :meth:`ended`. Best effort; this default does nothing (the poll does it)."""
+
+    async def listen_ended(self, callback: Callable[[str], None]) -> Listening | None:
+        """Call ``callback(task_id)`` for each :meth:`announce_ended` of any process, until the
+        returned handle is closed or stops being ``alive`` (a lost connection: listen again).
+        None: this store has no such signal, and polling :meth:`ended` is all there is."""
+        return None
+
+
+class Listening(Protocol):
+    """A subscription a store holds open (:meth:`LeaseStore.listen_ended`)."""
+
+    @property
+    def alive(self) -> bool: ...
+
+    async def close(self) -> None: ...
 
 
 class Storage(abc.ABC):
