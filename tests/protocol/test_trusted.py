@@ -169,6 +169,24 @@ def test_no_protocol_model_defines_new() -> None:
     assert [m for m in models if m.__new__ is not object.__new__] == []
 
 
+def test_no_protocol_model_redefines_the_slots_trusted_sets() -> None:
+    """``trusted`` and ``replaced`` set ``__dict__`` and pydantic's three slots through
+    ``BaseModel``'s own descriptors (a speed-up): right only while no model (or a base between
+    it and ``BaseModel``) defines an attribute of those names."""
+    from pydantic import BaseModel
+
+    import simple_a2a.protocol  # noqa: F401  (every model defined)
+    from simple_a2a.protocol._base import A2AModel
+
+    names = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+    models = [A2AModel, *_subclasses(A2AModel)]
+    assert len(models) > 30
+    for model in models:
+        for name in names:
+            owner = next(base for base in model.__mro__ if name in base.__dict__)
+            assert owner is BaseModel, (model, name, owner)
+
+
 def test_text_parts_built_without_validation_are_the_validated_parts() -> None:
     """``to_parts`` builds a plain string's part with ``trusted`` (an executor's text answer);
     a ``str`` subclass still goes through validation."""
