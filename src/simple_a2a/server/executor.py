@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 from collections.abc import AsyncIterator, Callable
+from types import AsyncGeneratorType
 from typing import Any
 
 import anyio.to_thread
@@ -88,11 +90,31 @@ def as_executor(obj: AgentExecutor | Callable[..., Any]) -> AgentExecutor:
     raise TypeError(f"not an executor: {obj!r}")
 
 
+@functools.lru_cache(maxsize=256)
+def _kind(fn: Callable[..., Any]) -> str:
+    """``"coroutine"``, ``"asyncgen"`` or ``"sync"``: how an execute function is called.
+
+    Remembered per function (a bound ``execute`` by its ``__func__``, as ``inspect`` reads it):
+    ``inspect``'s checks are ~6 Python calls, at every message (issue #36)."""
+    if inspect.iscoroutinefunction(fn):
+        return "coroutine"
+    return "asyncgen" if inspect.isasyncgenfunction(fn) else "sync"
+
+
+def _kind_of(fn: Callable[..., Any]) -> str:
+    try:
+        return _kind(getattr(fn, "__func__", fn))
+    except TypeError:  # an unhashable callable object: not remembered
+        return _kind.__wrapped__(fn)
+
+
 async def _call_maybe_async(fn: Callable[..., Any], ctx: RequestContext) -> Any:
-    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
-        result = fn(ctx)
-    else:
-        result = await anyio.to_thread.run_sync(fn, ctx, abandon_on_cancel=True)
+    kind = _kind_of(fn)
+    if kind == "coroutine":
+        return await fn(ctx)  # (a coroutine: awaitable; awaited once, as any awaitable result)
+    if kind == "asyncgen":
+        return fn(ctx)  # an async generator, which is not awaitable
+    result = await anyio.to_thread.run_sync(fn, ctx, abandon_on_cancel=True)
     if inspect.isawaitable(result):
         result = await result
     return result
@@ -132,7 +154,7 @@ async def run_executor(
         with anyio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
             target = executor.fn if isinstance(executor, FunctionExecutor) else executor.execute
             result = await _call_maybe_async(target, ctx)
-            if inspect.isasyncgen(result):
+            if isinstance(result, AsyncGeneratorType):  # (inspect.isasyncgen, without a call)
                 await ctx.start() if states.is_open(ctx.state) else None
                 await _stream_chunks(ctx, result)
             else:
