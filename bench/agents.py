@@ -20,6 +20,8 @@ The executors answer by the first word of the user's text:
 
 ``sse_floor``: no A2A at all, a bare Starlette SSE endpoint that answers ``tokens N MS`` with the
 same JSON-RPC frames (a task, N artifact updates, the completed status): the floor of a stream.
+``sse_fanout_floor``: the same for ``fanout``, one task's events broadcast to N SubscribeToTask
+streams (``bench/fanout.py``).
 """
 
 from __future__ import annotations
@@ -424,6 +426,85 @@ def sse_floor_app() -> tuple[Any, Any]:
                           "append": i > 0, "lastChunk": i == count - 1}  # fmt: skip
                 yield frame({"artifactUpdate": update})
             yield frame({"statusUpdate": status("TASK_STATE_COMPLETED")})
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    async def populate() -> None:
+        return None
+
+    return Starlette(routes=[Route("/", endpoint, methods=["POST"])]), populate
+
+
+def sse_fanout_floor_app() -> tuple[Any, Any]:
+    """A bare Starlette SSE broadcaster (no A2A), the floor of ``bench/fanout.py``: SendMessage
+    ``fanout PATH N MS`` answers a working task at once and, once PATH exists, sends N artifact
+    updates ``t=<time_ns>`` MS apart, then the completed status, to every SubscribeToTask of it
+    (the task as first event, as A2A §3.1.6 asks). Each event's JSON is built once and framed
+    per subscriber with its JSON-RPC id: the least a Python broadcast costs per copy."""
+    import json
+    import uuid
+
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response, StreamingResponse
+    from starlette.routing import Route
+
+    subscribers: dict[str, list[asyncio.Queue[bytes | None]]] = {}
+    snapshots: dict[str, bytes] = {}
+    running: set[asyncio.Task[None]] = set()
+
+    def dumps(value: Any) -> bytes:
+        return json.dumps(value, separators=(",", ":")).encode()
+
+    def status(state: str) -> dict[str, Any]:
+        return {"state": state, "timestamp": datetime.now(timezone.utc).isoformat()}
+
+    async def broadcast(task_id: str, context_id: str, path: str, count: int, ms: int) -> None:
+        def send(result: bytes) -> None:
+            for queue in subscribers[task_id]:
+                queue.put_nowait(result)
+
+        await _wait_for_file(path)
+        for i in range(count):
+            chunk = {"artifactId": "f", "parts": [{"text": f"t={time.time_ns()}"}]}
+            update = {"taskId": task_id, "contextId": context_id, "artifact": chunk,
+                      "append": i > 0}  # fmt: skip
+            send(dumps({"artifactUpdate": update}))
+            await asyncio.sleep(ms / 1000)
+        update = {"taskId": task_id, "contextId": context_id,
+                  "status": status("TASK_STATE_COMPLETED")}  # fmt: skip
+        send(dumps({"statusUpdate": update}))
+        for queue in subscribers.pop(task_id):
+            queue.put_nowait(None)
+        snapshots.pop(task_id)
+
+    async def endpoint(request: Request) -> Response:
+        body = await request.json()
+        rid = dumps(body.get("id"))
+        if body["method"] == "SendMessage":
+            text = body["params"]["message"]["parts"][0]["text"]
+            _, path, count, ms = text.split(" ")
+            task_id, context_id = str(uuid.uuid4()), str(uuid.uuid4())
+            task = {"id": task_id, "contextId": context_id, "status": status("TASK_STATE_WORKING")}
+            snapshots[task_id] = snapshot = dumps(task)
+            subscribers[task_id] = []
+            job = asyncio.create_task(broadcast(task_id, context_id, path, int(count), int(ms)))
+            running.add(job)
+            job.add_done_callback(running.discard)
+            answer = b'{"jsonrpc":"2.0","id":%b,"result":{"task":%b}}' % (rid, snapshot)
+            return Response(answer, media_type="application/json")
+        task_id = body["params"]["id"]  # SubscribeToTask
+        if task_id not in subscribers:
+            error = b'{"jsonrpc":"2.0","id":%b,"error":{"code":-32001,"message":"no task"}}'
+            return Response(error % rid, media_type="application/json")
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        subscribers[task_id].append(queue)
+        first = snapshots[task_id]
+
+        async def events() -> Any:
+            yield b'data: {"jsonrpc":"2.0","id":%b,"result":{"task":%b}}\n\n' % (rid, first)
+            while (result := await queue.get()) is not None:
+                yield b'data: {"jsonrpc":"2.0","id":%b,"result":%b}\n\n' % (rid, result)
 
         return StreamingResponse(events(), media_type="text/event-stream")
 

@@ -1,7 +1,7 @@
 """Serve one benchmark app: ``python -m bench.serve KIND PORT`` (its own process).
 
-KIND is ``ours``, ``ours-sqlite``, ``ours-postgres``, ``sdk``, ``ceiling``, ``floor`` or
-``sse-floor``. Environment:
+KIND is ``ours``, ``ours-sqlite``, ``ours-postgres``, ``sdk``, ``ceiling``, ``floor``,
+``sse-floor`` or ``sse-fanout-floor`` (``bench/fanout.py``'s floor). Environment:
 
 - ``BENCH_TASKS``: tasks to store through the storage API before serving (default 0);
 - ``BENCH_INFO``: a file to write ``{"rss_before_kb", "rss_after_kb", "tasks"}`` to;
@@ -47,6 +47,8 @@ def build(kind: str, tasks: int) -> tuple[Any, Any]:
         return agents.ours_app(f"{dsn}?schema={schema}", tasks)
     if kind == "sse-floor":
         return agents.sse_floor_app()
+    if kind == "sse-fanout-floor":
+        return agents.sse_fanout_floor_app()
     if kind == "ceiling":
         return agents.ceiling_app()
     if kind == "floor":

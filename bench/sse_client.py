@@ -14,6 +14,12 @@ lines), so the client costs as little as possible and measures the server, not i
 - ``fanout``: one SendStreamingMessage ``fanout PATH N MS`` starts a task; S subscribers
   (SubscribeToTask) join; then PATH is created and the agent emits N stamped events; each
   subscriber's delivery latency per event (receipt minus stamp). Prints one JSON line.
+- ``subscribe``: SendMessage ``fanout TRIGGER N MS`` with ``returnImmediately`` (A2A 1.0
+  §3.1.1: the working task at once) creates one task; S SubscribeToTask streams (§3.1.6) open on
+  it in batches of 200 (``bench/fanout.py``); prints ``OPEN`` once every subscriber has its first
+  event (the task's snapshot), and the parent creates TRIGGER after reading the server's memory
+  and CPU; the agent then emits N stamped chunks MS apart. Then one JSON line: time to first
+  event, each chunk's latency per subscriber copy, subscribers that got every chunk.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 HOST = "127.0.0.1"
@@ -217,6 +223,21 @@ async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
     return status, await reader.readexactly(int(m.group(1)) if m else 0)
 
 
+async def _post(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int, body: bytes
+) -> tuple[int, bytes]:
+    """One JSON-RPC request on a keep-alive connection, and its answer."""
+    writer.write(
+        (
+            f"POST / HTTP/1.1\r\nHost: {HOST}:{port}\r\n"
+            "Content-Type: application/json\r\nA2A-Version: 1.0\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        + body
+    )
+    return await _read_response(reader)
+
+
 async def fill_mode(port: int, n: int, connections: int) -> dict[str, Any]:
     """Create ``n`` tasks with SendMessage (HTTP/1.1 keep-alive), ``connections`` at a time."""
     left = n
@@ -231,15 +252,7 @@ async def fill_mode(port: int, n: int, connections: int) -> dict[str, Any]:
             left -= 1
             i += 1
             body = rpc("SendMessage", send_params(f"fill {k}-{i}"))
-            writer.write(
-                (
-                    f"POST / HTTP/1.1\r\nHost: {HOST}:{port}\r\n"
-                    "Content-Type: application/json\r\nA2A-Version: 1.0\r\n"
-                    f"Content-Length: {len(body)}\r\n\r\n"
-                ).encode()
-                + body
-            )
-            status, answer = await _read_response(reader)
+            status, answer = await _post(reader, writer, port, body)
             if status != 200 or b"TASK_STATE_COMPLETED" not in answer:
                 failures += 1
         writer.close()
@@ -248,81 +261,132 @@ async def fill_mode(port: int, n: int, connections: int) -> dict[str, Any]:
     return {"tasks": n, "failures": failures, "seconds": time.perf_counter() - t0}
 
 
-async def tokens_mode(port: int, streams: int, n: int, interval_ms: int) -> dict[str, Any]:
-    latencies: list[float] = []
-    ttfe: list[float] = []
-    complete = failed = 0
-    first_seen = asyncio.Event()
-    opened = 0
-    # bounded, and long enough for a slow server to deliver every chunk (1 ms of its CPU each)
-    deadline = 120 + n * interval_ms / 1000 + streams * n / 1000
+class Tally:
+    """S streams opened in batches of 200 (as clients arrive) and read to their end: what each
+    records (time to first event, each stamped chunk's latency, complete and failed streams)."""
 
-    async def one(i: int) -> None:
-        nonlocal complete, failed, opened
+    def __init__(self, port: int, streams: int, chunks: int) -> None:
+        self.port, self.streams, self.chunks = port, streams, chunks
+        self.latencies: list[float] = []
+        self.ttfe: list[float] = []
+        self.complete = self.failed = self.opened = 0
+        self.all_open = asyncio.Event()
+
+    def _seen_first(self) -> None:
+        self.opened += 1
+        if self.opened == self.streams:
+            self.all_open.set()
+
+    async def read(self, body: bytes) -> None:
         t0 = time.perf_counter()
+        first = True
         try:
-            sse = await SSE.open(
-                port, rpc("SendStreamingMessage", send_params(f"tokens {n} {interval_ms}"))
-            )
+            sse = await SSE.open(self.port, body)
             await sse.read_head()
             got = 0
             last = b""
             async for data in sse.events():
-                if not got and not last:
-                    ttfe.append((time.perf_counter() - t0) * 1000)
-                    opened += 1
-                    if opened == streams:
-                        first_seen.set()
                 now = time.time_ns()
+                if first:
+                    first = False
+                    self.ttfe.append((time.perf_counter() - t0) * 1000)
+                    self._seen_first()
                 if b'"artifactUpdate"' in data:
                     m = STAMP.search(data)
                     if m:
-                        latencies.append((now - int(m.group(1))) / 1e6)
+                        self.latencies.append((now - int(m.group(1))) / 1e6)
                         got += 1
                 last = data
             sse.close()
-            complete += got == n and b"TASK_STATE_COMPLETED" in last
-            failed += b'"error"' in last  # refused (a limit) or failed: counted, not hidden
+            self.complete += got == self.chunks and b"TASK_STATE_COMPLETED" in last
+            self.failed += b'"error"' in last  # refused (a limit) or failed: counted, not hidden
         except (OSError, RuntimeError, asyncio.IncompleteReadError, ValueError):
-            failed += 1
-            opened += 1
-            if opened == streams:
-                first_seen.set()
+            self.failed += 1
+            if first:
+                self._seen_first()
 
-    t0 = time.perf_counter()
-    tasks = []
-    for start in range(0, streams, 200):  # connect in batches, as clients arrive
-        tasks += [asyncio.create_task(one(i)) for i in range(start, min(streams, start + 200))]
-        await asyncio.sleep(0.01)
-    await asyncio.wait_for(first_seen.wait(), deadline)
-    print("OPEN", flush=True)
-    await asyncio.wait_for(asyncio.gather(*tasks), deadline)
-    seconds = time.perf_counter() - t0
-    latencies.sort()
-    ttfe.sort()
+    async def run(self, body: Callable[[], bytes], seconds: float) -> float:
+        """Every stream open and read, within ``seconds``; prints ``OPEN`` once every stream has
+        its first event. Returns the time it took."""
+        t0 = time.perf_counter()
+        end = time.monotonic() + seconds
+        tasks = []
+        for start in range(0, self.streams, 200):
+            count = min(self.streams, start + 200) - start
+            tasks += [asyncio.create_task(self.read(body())) for _ in range(count)]
+            await asyncio.sleep(0.01)
+        await asyncio.wait_for(self.all_open.wait(), end - time.monotonic())
+        print("OPEN", flush=True)
+        await asyncio.wait_for(asyncio.gather(*tasks), end - time.monotonic())
+        return time.perf_counter() - t0
 
-    def pct(values: list[float], q: float) -> float | None:
-        return values[min(len(values) - 1, int(len(values) * q))] if values else None
+    def report(self) -> dict[str, Any]:
+        latencies, ttfe = sorted(self.latencies), sorted(self.ttfe)
 
+        def pct(values: list[float], q: float) -> float | None:
+            return values[min(len(values) - 1, int(len(values) * q))] if values else None
+
+        return {
+            "complete": self.complete,
+            "failed": self.failed,
+            "deliveries": len(latencies),
+            "p50_ms": pct(latencies, 0.5),
+            "p99_ms": pct(latencies, 0.99),
+            "max_ms": latencies[-1] if latencies else None,
+            "ttfe_p50_ms": pct(ttfe, 0.5),
+            "ttfe_p99_ms": pct(ttfe, 0.99),
+        }
+
+
+def deadline_s(streams: int, chunks: int, interval_ms: int) -> float:
+    """Long enough for a slow server to deliver every chunk (1 ms of its CPU each), bounded."""
+    return 120 + chunks * interval_ms / 1000 + streams * chunks / 1000
+
+
+async def tokens_mode(port: int, streams: int, n: int, interval_ms: int) -> dict[str, Any]:
+    tally = Tally(port, streams, n)
+    text = f"tokens {n} {interval_ms}"
+    seconds = await tally.run(
+        lambda: rpc("SendStreamingMessage", send_params(text)), deadline_s(streams, n, interval_ms)
+    )
     return {
         "streams": streams,
         "events_per_stream": n,
         "interval_ms": interval_ms,
-        "complete": complete,
-        "failed": failed,
-        "deliveries": len(latencies),
         "seconds": seconds,
-        "p50_ms": pct(latencies, 0.5),
-        "p99_ms": pct(latencies, 0.99),
-        "max_ms": latencies[-1] if latencies else None,
-        "ttfe_p50_ms": pct(ttfe, 0.5),
-        "ttfe_p99_ms": pct(ttfe, 0.99),
+        **tally.report(),
+    }
+
+
+async def subscribe_mode(
+    port: int, subscribers: int, n: int, interval_ms: int, trigger: str
+) -> dict[str, Any]:
+    params = send_params(f"fanout {trigger} {n} {interval_ms}")
+    params["configuration"] = {"returnImmediately": True}
+    reader, writer = await asyncio.open_connection(HOST, port, limit=1 << 20)
+    status, answer = await asyncio.wait_for(
+        _post(reader, writer, port, rpc("SendMessage", params)), 30
+    )
+    writer.close()
+    task = (json.loads(answer).get("result") or {}).get("task") or {}
+    state = (task.get("status") or {}).get("state")
+    if status != 200 or state not in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"):
+        raise RuntimeError(f"SendMessage did not return a running task: {status} {answer[:300]!r}")
+    subscribe = rpc("SubscribeToTask", {"id": task["id"]})
+    tally = Tally(port, subscribers, n)
+    seconds = await tally.run(lambda: subscribe, deadline_s(subscribers, n, interval_ms))
+    return {
+        "subscribers": subscribers,
+        "events": n,
+        "interval_ms": interval_ms,
+        "seconds": seconds,
+        **tally.report(),
     }
 
 
 def main() -> None:
     mode, port = sys.argv[1], int(sys.argv[2])
-    args = [int(a) for a in sys.argv[3:]]
+    args = [int(a) for a in sys.argv[3:] if a.isdigit()]
     if mode == "stream":
         result = asyncio.run(stream_mode(port, *args))
     elif mode == "fill":
@@ -332,6 +396,9 @@ def main() -> None:
     elif mode == "tokens":
         raise_open_files_limit()
         result = asyncio.run(tokens_mode(port, *args))
+    elif mode == "subscribe":  # PORT SUBSCRIBERS CHUNKS MS TRIGGER
+        raise_open_files_limit()
+        result = asyncio.run(subscribe_mode(port, *args[:3], sys.argv[6]))
     else:
         raise SystemExit(f"unknown mode {mode}")
     print("BENCH_JSON " + json.dumps(result))

@@ -31,6 +31,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from bench.__main__ import ROOT, Server, log
@@ -44,36 +45,40 @@ RUNS = int(os.environ.get("BENCH_RUNS", "1" if QUICK else "3"))
 KINDS = os.environ.get("BENCH_SERVERS", "ours,ours-sqlite,ours-postgres,sdk,sse-floor").split(",")
 
 
-def one_run(server: Server) -> dict[str, Any]:
-    """One client run of STREAMS streams against ``server``; the server's RSS and CPU beside."""
-    rss_before, cpu_before = server.rss_kb, server.cpu_s
+def client_run(server: Server, args: list[str], on_open: Callable[[], None]) -> dict[str, Any]:
+    """One ``bench.sse_client`` process against ``server`` (MODE then its arguments after the
+    port); ``on_open`` runs when it prints ``OPEN``. Its JSON result."""
     client = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bench.sse_client",
-            "tokens",
-            str(server.port),
-            str(STREAMS),
-            str(EVENTS),
-            str(INTERVAL_MS),
-        ],
+        [sys.executable, "-m", "bench.sse_client", args[0], str(server.port), *args[1:]],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
     )
     assert client.stdout is not None
-    rss_open = 0
     result: dict[str, Any] = {}
     for line in client.stdout:
         if line.startswith("OPEN"):
-            rss_open = server.rss_kb
+            on_open()
         elif line.startswith("BENCH_JSON "):
             result = json.loads(line[len("BENCH_JSON ") :])
-    client.wait(600)
-    cpu = server.cpu_s - cpu_before
+    client.wait(600)  # the client's own deadline ends it first
     if client.returncode != 0 or not result:
         raise RuntimeError(f"the client failed against {server.name} ({client.returncode})")
+    return result
+
+
+def one_run(server: Server) -> dict[str, Any]:
+    """One client run of STREAMS streams against ``server``; the server's RSS and CPU beside."""
+    rss_before, cpu_before = server.rss_kb, server.cpu_s
+    rss_open = 0
+
+    def opened() -> None:
+        nonlocal rss_open
+        rss_open = server.rss_kb
+
+    args = ["tokens", str(STREAMS), str(EVENTS), str(INTERVAL_MS)]
+    result = client_run(server, args, opened)
+    cpu = server.cpu_s - cpu_before
     deliveries = max(1, result["deliveries"])
     result.update(
         rss_per_stream_kib=(rss_open - rss_before) / STREAMS,
@@ -84,45 +89,47 @@ def one_run(server: Server) -> dict[str, Any]:
     return result
 
 
-def main() -> None:
-    # Our default bound of running executions per caller (1,000) would refuse the streams
-    # beyond it: raised for this benchmark (bench/agents.py), as a router agent would.
-    os.environ.setdefault("BENCH_RUNNING_LIMIT", str(STREAMS + 100))
-    servers = [Server(kind, kind) for kind in KINDS]
+def interleaved_rounds(
+    servers: list[Server],
+    warm_up: Callable[[Server], object],
+    one_run: Callable[[Server], dict[str, Any]],
+    runs: int,
+    describe: Callable[[dict[str, Any]], str],
+) -> dict[str, list[dict[str, Any]]]:
+    """Every server started and warmed up (``warm_up``: a small client run against it), then
+    ``runs`` rounds, each running every server once, so the machine's load falls on all alike."""
     rounds: dict[str, list[dict[str, Any]]] = {s.name: [] for s in servers}
     try:
         for server in servers:
             server.start()
             # a warm-up run: imports and first connections are not what a long-lived server pays
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "bench.sse_client",
-                    "tokens",
-                    str(server.port),
-                    "20",
-                    "3",
-                    "10",
-                ],
-                cwd=ROOT,
-                capture_output=True,
-                check=True,
-                timeout=300,
-            )
-        for n in range(RUNS):
-            for server in servers:  # interleaved: each round runs every server once
+            warm_up(server)
+        for n in range(runs):
+            for server in servers:
                 run = one_run(server)
                 rounds[server.name].append(run)
-                log(
-                    f"round {n + 1} {server.name}: p50 {run['p50_ms']:.1f} ms, p99 "
-                    f"{run['p99_ms']:.1f} ms, {run['cpu_us_per_event']:.1f} us CPU/event, "
-                    f"{run['rss_per_stream_kib']:.1f} KiB/stream, "
-                    f"{run['complete']}/{STREAMS} complete, load {run['load_average']:.1f}"
-                )
+                log(f"round {n + 1} {server.name}: {describe(run)}, load {run['load_average']:.1f}")
     finally:
         for server in servers:
             server.stop()
+    return rounds
+
+
+def main() -> None:
+    # Our default bound of running executions per caller (1,000) would refuse the streams
+    # beyond it: raised for this benchmark (bench/agents.py), as a router agent would.
+    os.environ.setdefault("BENCH_RUNNING_LIMIT", str(STREAMS + 100))
+    rounds = interleaved_rounds(
+        [Server(kind, kind) for kind in KINDS],
+        lambda server: client_run(server, ["tokens", "20", "3", "10"], lambda: None),
+        one_run,
+        RUNS,
+        lambda run: (
+            f"p50 {run['p50_ms']:.1f} ms, p99 {run['p99_ms']:.1f} ms, "
+            f"{run['cpu_us_per_event']:.1f} us CPU/event, "
+            f"{run['rss_per_stream_kib']:.1f} KiB/stream, {run['complete']}/{STREAMS} complete"
+        ),
+    )
     report = summarize(rounds)
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
@@ -133,12 +140,16 @@ def main() -> None:
 FIGURES = ("cpu_us_per_event", "rss_per_stream_kib", "p50_ms", "p99_ms", "ttfe_p50_ms")
 
 
-def summarize(rounds: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """Medians and ranges of each figure per server; ratios against the SDK and the floor,
-    paired per round."""
+def summarize(
+    rounds: dict[str, list[dict[str, Any]]],
+    figures: tuple[str, ...] = FIGURES,
+    cpu: str = "cpu_us_per_event",
+) -> dict[str, Any]:
+    """Medians and ranges of each figure per server; ratios of ``cpu`` against the SDK and the
+    floor, paired per round."""
     summary: dict[str, Any] = {}
     for name, runs in rounds.items():
-        summary[name] = {f: spread([r[f] for r in runs if r[f] is not None]) for f in FIGURES}
+        summary[name] = {f: spread([r[f] for r in runs if r[f] is not None]) for f in figures}
         summary[name]["complete"] = min(r["complete"] for r in runs)
         summary[name]["failed"] = max(r["failed"] for r in runs)
     for base in ("sdk", "sse-floor"):
@@ -148,31 +159,41 @@ def summarize(rounds: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             if name == base:
                 continue
             pairs = zip(runs, rounds[base], strict=True)
-            ratios = [r["cpu_us_per_event"] / b["cpu_us_per_event"] for r, b in pairs]
-            summary[name][f"cpu_vs_{base}"] = spread(ratios)
+            summary[name][f"cpu_vs_{base}"] = spread([r[cpu] / b[cpu] for r, b in pairs])
     return summary
 
 
-def render(summary: dict[str, Any]) -> str:
-    def fmt(cell: dict[str, float] | None, digits: int = 1) -> str:
-        if not cell:
-            return "-"
-        return f"{cell['median']:.{digits}f} [{cell['min']:.{digits}f}-{cell['max']:.{digits}f}]"
+def fmt(cell: dict[str, float] | None, digits: int = 1) -> str:
+    """``median [min-max]``."""
+    if not cell:
+        return "-"
+    return f"{cell['median']:.{digits}f} [{cell['min']:.{digits}f}-{cell['max']:.{digits}f}]"
 
+
+def render(
+    summary: dict[str, Any],
+    title: str = f"{STREAMS} streams x {EVENTS} chunks, {INTERVAL_MS} ms apart, {RUNS} round(s)",
+    columns: tuple[tuple[str, str], ...] = (
+        ("CPU us/event", "cpu_us_per_event"),
+        ("CPU vs SDK", "cpu_vs_sdk"),
+        ("CPU vs floor", "cpu_vs_sse-floor"),
+        ("KiB per open stream", "rss_per_stream_kib"),
+        ("p50 ms", "p50_ms"),
+        ("p99 ms", "p99_ms"),
+        ("first event p50 ms", "ttfe_p50_ms"),
+    ),
+    total: int = STREAMS,
+) -> str:
+    """A markdown table: one row per server, ``columns`` (title, figure), then complete/total."""
     lines = [
-        f"{STREAMS} streams x {EVENTS} chunks, {INTERVAL_MS} ms apart, {RUNS} round(s)",
+        title,
         "",
-        "| server | CPU us/event | CPU vs SDK | CPU vs floor | KiB per open stream "
-        "| p50 ms | p99 ms | first event p50 ms | complete |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| server | " + " | ".join(t for t, _ in columns) + " | complete |",
+        "|---|" + "---|" * (len(columns) + 1),
     ]
     for name, s in summary.items():
-        lines.append(
-            f"| {name} | {fmt(s['cpu_us_per_event'])} | {fmt(s.get('cpu_vs_sdk'), 2)} | "
-            f"{fmt(s.get('cpu_vs_sse-floor'), 2)} | {fmt(s['rss_per_stream_kib'])} | "
-            f"{fmt(s['p50_ms'])} | {fmt(s['p99_ms'])} | {fmt(s['ttfe_p50_ms'])} | "
-            f"{s['complete']}/{STREAMS} |"
-        )
+        cells = [fmt(s.get(key), 2 if key.startswith("cpu_vs") else 1) for _, key in columns]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {s['complete']}/{total} |")
     return "\n".join(lines)
 
 
