@@ -146,6 +146,10 @@ def test_new_id_is_a_time_ordered_uuid7() -> None:
         parsed = uuid.UUID(text)
         assert str(parsed) == text and parsed.version == 7 and parsed.variant == uuid.RFC_4122
         assert before <= parsed.int >> 80 <= after
+    # every random digit varies: the variant's four digits all occur, as does each hex digit
+    # where the version and variant leave all four bits random
+    assert {text[19] for text in ids} == set("89ab")
+    assert all({text[i] for text in ids} == set("0123456789abcdef") for i in (15, 20, 35))
     time.sleep(0.002)
     later = new_id()
     assert all(later > text for text in ids)

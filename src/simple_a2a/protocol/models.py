@@ -31,11 +31,24 @@ def new_id() -> str:
     halved the pages each SendMessage writes (issue #19). The time in the id is the task's
     creation time, which its status timestamp tells anyway.
     """
-    b = bytearray((time.time_ns() // 1_000_000).to_bytes(6, "big") + os.urandom(10))
-    b[6] = (b[6] & 0x0F) | 0x70  # version 7
-    b[8] = (b[8] & 0x3F) | 0x80  # RFC 9562 variant
-    x = b.hex()
-    return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
+    global _MS_PREFIX
+    ms = time.time_ns() // 1_000_000
+    known, prefix = _MS_PREFIX
+    if ms != known:  # the text of the time and the version digit, once per millisecond
+        t = ms.to_bytes(6, "big").hex()
+        prefix = f"{t[:8]}-{t[8:]}-7"
+        _MS_PREFIX = (ms, prefix)  # (one tuple: a thread reads both or neither)
+    # 80 random bits, as hex; 6 are replaced: the version nibble (the "7" of the prefix) and
+    # the variant's two top bits of the fourth group (RFC 9562 §4.1: 10xx, so 8, 9, a or b).
+    r = os.urandom(10).hex()
+    return f"{prefix}{r[1:4]}-{_VARIANT[r[4]]}{r[5:8]}-{r[8:]}"
+
+
+#: The last millisecond :func:`new_id` saw, and the start of its ids (an id's time part was
+#: formatted anew for each of a request's three ids: issue #36).
+_MS_PREFIX = (-1, "")
+#: A hex digit with its top two bits set to the RFC 9562 variant ``10``.
+_VARIANT = dict(zip("0123456789abcdef", "89ab" * 4, strict=True))
 
 
 class ProtoEnum(str, Enum):
