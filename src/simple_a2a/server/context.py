@@ -88,23 +88,34 @@ _DONE = _Done()
 class CancelSignal:
     """Set when the client cancels the task. ``await ctx.cancelled.wait()`` or poll ``bool()``."""
 
+    __slots__ = ("_event", "_set")
+
     def __init__(self) -> None:
-        self._event = asyncio.Event()
+        # The event is made by the first waiter: most executions are never cancelled and never
+        # wait for it, and an ``asyncio.Event`` is two Python calls to build (issue #36).
+        self._event: asyncio.Event | None = None
+        self._set = False
 
     def set(self) -> None:
-        self._event.set()
+        self._set = True
+        if self._event is not None:
+            self._event.set()
 
     def is_set(self) -> bool:
-        return self._event.is_set()
+        return self._set
 
     def __bool__(self) -> bool:
-        return self._event.is_set()
+        return self._set
 
     async def wait(self) -> None:
+        if self._set:
+            return
+        if self._event is None:
+            self._event = asyncio.Event()
         await self._event.wait()
 
     def __await__(self) -> Generator[Any, Any, Any]:
-        return self._event.wait().__await__()
+        return self.wait().__await__()
 
 
 def _as_message(content: MessageLike | None, task: Task) -> Message | None:
