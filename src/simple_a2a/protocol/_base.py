@@ -27,6 +27,7 @@ from typing import Annotated, Any, TypeVar
 import pydantic
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 from pydantic.alias_generators import to_camel
+from pydantic_core import SchemaValidator
 
 from .errors import InvalidParamsError, JSONParseError
 
@@ -172,6 +173,12 @@ class A2AModel(BaseModel):
     def from_dict(cls: type[M], data: Any, *, field_prefix: str = "") -> M:
         """Validate ProtoJSON; raise :class:`InvalidParamsError` naming the bad field."""
         try:
+            validator = cls.__pydantic_validator__
+            if type(validator) is SchemaValidator:
+                # What model_validate calls, without its Python frame and its seven keyword
+                # arguments for pydantic-core to parse (every request is validated here, #36);
+                # before the first use (a deferred build) or with plugins: model_validate.
+                return validator.validate_python(data)  # type: ignore[no-any-return]
             return cls.model_validate(data)
         except pydantic.ValidationError as exc:
             return _revalidate_without_nulls(cls, copy.deepcopy(data), exc, field_prefix)
