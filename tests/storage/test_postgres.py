@@ -7,9 +7,7 @@ when it cannot be reached the tests are skipped with the connection error.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import time
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -33,6 +31,7 @@ from .conformance import (
     make_task,
     status_event,
 )
+from .conformance_wakeups import WakeupConformance
 
 asyncpg = pytest.importorskip("asyncpg", reason="asyncpg is not installed (simple-a2a[postgres])")
 
@@ -56,6 +55,17 @@ class TestPostgresStorage(StorageConformance):
         return make
 
 
+class TestPostgresNotifyWakeups(WakeupConformance):
+    """Cross-instance wake-ups by LISTEN/NOTIFY (the Redis fan-out's run: test_fanout_redis.py)."""
+
+    @pytest.fixture
+    def make_storage(self, schema: str) -> StorageFactory:
+        def make(**options: Any) -> Storage:
+            return PostgresStorage(DSN, schema=schema, max_size=4, **options)
+
+        return make
+
+
 def test_import_does_not_need_asyncpg() -> None:
     import subprocess
     import sys
@@ -75,23 +85,6 @@ def test_open_storage_url() -> None:
     assert store._db.dsn == "postgres://u@h:5432/db?sslmode=disable"
     with pytest.raises(ValueError, match="schema"):
         PostgresStorage(DSN, schema='x"; DROP TABLE y; --')
-
-
-async def test_notify_wakes_another_instance_without_polling(schema: str) -> None:
-    writer = PostgresStorage(DSN, schema=schema, poll_interval=30)
-    watcher = PostgresStorage(DSN, schema=schema, poll_interval=30)
-    await writer.open()
-    await watcher.open()
-    try:
-        waiting = asyncio.create_task(watcher.events.wait("t1", 0, timeout=10))
-        await asyncio.sleep(0.1)
-        started = time.monotonic()
-        await writer.events.append("t1", status_event("t1"))
-        assert await waiting is True
-        assert time.monotonic() - started < 1  # the NOTIFY did it, not the 30 s poll
-    finally:
-        await writer.close()
-        await watcher.close()
 
 
 async def test_schema_version_and_indexes(schema: str) -> None:

@@ -392,6 +392,12 @@ def push_delete(settings: Settings, url: str, task_id: str, config_id: str) -> N
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=9292, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--store", help="Task storage: memory (default), sqlite:///path or postgresql://…")
+@click.option(
+    "--fanout",
+    metavar="URL",
+    help="With a postgresql:// store: carry the cross-replica event wake-ups on Redis Streams"
+    " instead of NOTIFY, e.g. redis://127.0.0.1:6379/0 (docs/cluster.md, Event fan-out).",
+)
 @click.option("--name", help="The card's name (default: the object's name).")
 @click.option("--description", help="The card's description (default: its docstring).")
 @click.option("--agent-version", default="1.0.0", show_default=True, help="The card's version.")
@@ -420,6 +426,7 @@ def serve(
     host: str,
     port: int,
     store: str | None,
+    fanout: str | None,
     name: str | None,
     description: str | None,
     agent_version: str,
@@ -434,6 +441,7 @@ def serve(
     from .serve import CardOptions, build_server, cannot_listen, load_object  # only when serving
 
     options = CardOptions(name, description, agent_version, store, role, max_concurrent_tasks)
+    options.fanout = fanout
     app = build_server(load_object(target), options)
     problem = cannot_listen(host, port)
     if problem is None:

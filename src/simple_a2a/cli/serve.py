@@ -14,6 +14,7 @@ import socket
 import sys
 from dataclasses import dataclass
 from typing import Any, cast
+from urllib.parse import urlencode
 
 import click
 
@@ -72,6 +73,8 @@ class CardOptions:
     #: ``--role`` and ``--max-concurrent-tasks`` (docs/cluster.md, Roles and caps)
     role: str = "all"
     max_concurrent_tasks: int | None = None
+    #: ``--fanout``: the PostgreSQL storage's event fan-out (docs/cluster.md, Event fan-out)
+    fanout: str | None = None
 
 
 def _name_and_doc(obj: Any) -> tuple[str, str | None]:
@@ -104,6 +107,7 @@ def build_server(obj: Any, options: CardOptions) -> A2AServer:
         flags |= {
             "--store": options.storage,
             "--max-concurrent-tasks": options.max_concurrent_tasks,
+            "--fanout": options.fanout,
         }
         flags["--role"] = options.role != obj.role
         given = [flag for flag, value in flags.items() if value]
@@ -123,7 +127,26 @@ def build_server(obj: Any, options: CardOptions) -> A2AServer:
     if options.max_concurrent_tasks is not None:
         queue = QueueSettings(max_concurrent_tasks=options.max_concurrent_tasks)
     role = cast("Role", options.role)
+    storage = _with_fanout(options.storage, options.fanout)
     try:
-        return server(_card_for(obj, options), obj, storage=options.storage, role=role, queue=queue)
+        return server(_card_for(obj, options), obj, storage=storage, role=role, queue=queue)
     except ValueError as exc:  # a bad storage URL, or a role the storage cannot serve
         raise click.BadParameter(str(exc), param_hint="--store") from exc
+
+
+def _with_fanout(storage: str | None, fanout: str | None) -> str | None:
+    """The ``--store`` URL carrying ``--fanout`` as its ``fanout=`` parameter (``open_storage``)."""
+    if fanout is None:
+        return storage
+    from simple_a2a.storage.fanout import fanout_from
+
+    if not storage or not storage.startswith(("postgresql://", "postgres://")):
+        raise click.BadParameter(
+            "an event fan-out needs the PostgreSQL storage (--store postgresql://…)",
+            param_hint="--fanout",
+        )
+    try:
+        fanout_from(fanout)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--fanout") from exc
+    return f"{storage}{'&' if '?' in storage else '?'}{urlencode({'fanout': fanout})}"

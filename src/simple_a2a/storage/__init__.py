@@ -36,7 +36,8 @@ def open_storage(spec: str | Storage | None) -> Storage:
     - ``"sqlite:///relative/tasks.db"``, ``"sqlite:////absolute/tasks.db"``: :class:`SQLiteStorage`
       (the SQLAlchemy spelling; an in-memory SQLite database is refused: use ``"memory"``);
     - ``"postgresql://user@host/db?schema=a2a"`` (or ``postgres://``): :class:`PostgresStorage`;
-      ``schema`` is taken out of the URL, the rest is the asyncpg DSN.
+      ``schema`` and ``fanout`` (an event fan-out URL, e.g. ``fanout=redis://127.0.0.1:6379/0``:
+      docs/cluster.md, "Event fan-out") are taken out of the URL, the rest is the asyncpg DSN.
     """
     if spec is None or spec == "memory" or spec == "memory://":
         return MemoryStorage()
@@ -57,8 +58,9 @@ def open_storage(spec: str | Storage | None) -> Storage:
 
         url = urlsplit(spec)
         query = parse_qsl(url.query, keep_blank_values=True)
-        options: dict[str, Any] = {k: v for k, v in query if k == "schema"}
-        dsn = urlunsplit(url._replace(query=urlencode([(k, v) for k, v in query if k != "schema"])))
+        ours = ("schema", "fanout")
+        options: dict[str, Any] = {k: v for k, v in query if k in ours}
+        dsn = urlunsplit(url._replace(query=urlencode([(k, v) for k, v in query if k not in ours])))
         return PostgresStorage(dsn, **options)
     raise ValueError(
         f"unknown storage {spec!r}: use 'memory', 'sqlite:///path/tasks.db', "

@@ -3,7 +3,8 @@
 Every write is a single statement (one round trip, atomic on its own): a ``core`` CTE writes
 the ``tasks`` row under the version guard, and the artifact and history rows are written by
 CTEs that read ``core``, so they write nothing when the guard fails. The ``*_logged`` variants
-also append the event of the change to the task's log and notify, gated on ``core`` the same
+also append the event of the change to the task's log and notify (unless an event
+fan-out signals instead), gated on ``core`` the same
 way: a task change and its event in one round trip, without BEGIN and COMMIT (issue #19). Reads
 fetch the core row with both lists aggregated in position order
 (``array_agg(doc::text ORDER BY position)``).
@@ -28,16 +29,20 @@ def event_ctes(s: str, doc: int, gate: str = "") -> str:
     )
 
 
-def notifying(channel: int) -> str:
+def notifying(channel: int | None) -> str:
     """The join that ``pg_notify``-s the task id (``$1``) on channel ``$channel`` once per row
-    of the statement's answer (one: the appended event's)."""
+    of the statement's answer (one: the appended event's); nothing for ``None`` (an event
+    fan-out signals instead: ``fanout.py``)."""
+    if channel is None:
+        return ""
     return f" CROSS JOIN LATERAL (SELECT pg_notify(${channel}, $1)) AS n"
 
 
 class TaskSQL:
-    """The statements for the schema ``s`` (already quoted)."""
+    """The statements for the schema ``s`` (already quoted); the ``*_logged`` ones notify
+    unless ``notify`` is false (then they take one parameter less)."""
 
-    def __init__(self, s: str) -> None:
+    def __init__(self, s: str, notify: bool = True) -> None:
         art = f"{s}.task_artifacts"
         hist = f"{s}.task_history"
 
@@ -79,9 +84,10 @@ class TaskSQL:
         def logged(statement: str, k: int) -> str:
             """``statement`` that also appends the event ``$k`` and notifies channel ``$k+1``;
             answers ``(version, seq)``, or no row when the guard refused the write."""
+            notify_join = notifying(k + 1 if notify else None)
             return (
                 f"{statement}, {event_ctes(s, k, ' FROM core')}"
-                f" SELECT core.version, ins.seq FROM core, ins{notifying(k + 1)}"
+                f" SELECT core.version, ins.seq FROM core, ins{notify_join}"
             )
 
         guard = "WHERE id = $1 AND version = $2 RETURNING version)"

@@ -30,7 +30,8 @@ Layout. Everything lives in one schema (``schema=``, default ``a2a``), created i
 ``wait()``: one dedicated connection LISTENs on the schema's channel and wakes waiters of the
 notified task at once. As a fallback (the listening connection dropped, a notification lost)
 each waiter re-checks its task every ``poll_interval`` seconds (default 1 s); a dropped listener
-is re-established by the next ``wait()``.
+is re-established by the next ``wait()``. With an event fan-out (``fanout.py``) there is no
+NOTIFY nor LISTEN for events: the appender publishes after its commit; the poll fallback stays.
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ from .base import (
     TaskQuery,
     TaskStore,
 )
+from .fanout import EventFanout, fanout_from
 
 if TYPE_CHECKING:
     import asyncpg  # type: ignore[import-untyped,import-not-found,unused-ignore]
@@ -97,13 +99,18 @@ _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 class _Database:
     """The pool, the listening connection and the qualified names of one schema."""
 
-    def __init__(self, dsn: str, schema: str, pool_options: dict[str, Any]) -> None:
+    def __init__(
+        self, dsn: str, schema: str, pool_options: dict[str, Any], listens: bool = True
+    ) -> None:
         if not _SCHEMA_NAME.fullmatch(schema):
             raise ValueError(f"invalid PostgreSQL schema name {schema!r}")
         self.dsn = dsn
         self.schema = schema
         self.s = f'"{schema}"'
         self.channel = f"a2a_events.{schema}"[:63]
+        #: NOTIFY carries the wake-ups (no fan-out): the channel ends the append statements
+        self.listens = listens
+        self.notify_args: tuple[str, ...] = (self.channel,) if listens else ()
         self.pool_options = pool_options
         self._pool: asyncpg.Pool | None = None
         self._listener: asyncpg.Connection | None = None
@@ -169,7 +176,7 @@ class _Database:
 
     async def ensure_listener(self) -> None:
         """(Re-)establish the LISTEN connection; failures leave waiters on the poll fallback."""
-        if self._listener is not None or self._pool is None:
+        if self._listener is not None or self._pool is None or not self.listens:
             return
         if time.monotonic() < self._listener_retry_at:
             return
@@ -208,7 +215,7 @@ class PostgresTaskStore(TaskStore):
 
     def __init__(self, db: _Database) -> None:
         self._db = db
-        self._sql = TaskSQL(db.s)
+        self._sql = TaskSQL(db.s, notify=db.listens)
         # The last tasks read: a read finding the same version answers with that snapshot,
         # as (id, version) names one content for the database's life (docs/storage.md).
         self._known = RecentTasks(256)
@@ -230,7 +237,7 @@ class PostgresTaskStore(TaskStore):
         if event is None:
             version = await conn.fetchval(sqls[0], *args)
             return None if version is None else (int(version), 0)
-        found = await conn.fetchrow(sqls[1], *args, event_doc(event), self._db.channel)
+        found = await conn.fetchrow(sqls[1], *args, event_doc(event), *self._db.notify_args)
         return None if found is None else (int(found[0]), int(found[1]))
 
     async def create_on(
@@ -341,18 +348,25 @@ class PostgresTaskStore(TaskStore):
 
 class PostgresEventLog(EventLog):
     def __init__(
-        self, db: _Database, notifier: ChangeNotifier, max_events_per_task: int | None
+        self,
+        db: _Database,
+        notifier: ChangeNotifier,
+        max_events_per_task: int | None,
+        fanout: EventFanout | None = None,
     ) -> None:
         self._db = db
         self._notifier = notifier
+        self._fanout = fanout
         self.max_events_per_task = max_events_per_task
-        self._append_sql = f"WITH {event_ctes(db.s, 2)} SELECT ins.seq FROM ins{notifying(3)}"
+        channel = 3 if db.listens else None
+        self._append_sql = f"WITH {event_ctes(db.s, 2)} SELECT ins.seq FROM ins{notifying(channel)}"
         #: what this process appended last, for the streams following it (``_recent``)
         self.recent = RecentEvents(trimmed_to=max_events_per_task)
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
         db = self._db
-        seq = int(await db.pool.fetchval(self._append_sql, task_id, event_doc(event), db.channel))
+        doc = event_doc(event)
+        seq = int(await db.pool.fetchval(self._append_sql, task_id, doc, *db.notify_args))
         await self.appended(task_id, [seq], [event])
         return seq
 
@@ -360,7 +374,7 @@ class PostgresEventLog(EventLog):
         self, task_id: str, seqs: Sequence[int], events: Sequence[StreamResponse]
     ) -> None:
         """After appends committed: keep them for followers, trim the log, wake this
-        process's waiters."""
+        process's waiters (and, with a fan-out, the other replicas')."""
         self.recent.add(task_id, seqs, events)
         seq = seqs[-1]
         db = self._db
@@ -370,6 +384,8 @@ class PostgresEventLog(EventLog):
                 f"DELETE FROM {db.s}.events WHERE task_id = $1 AND seq <= $2", task_id, seq - keep
             )
         self._notifier.notify(task_id)
+        if self._fanout is not None:
+            self._fanout.publish(task_id, seq)
 
     async def read(self, task_id: str, after: int, limit: int | None = None) -> list[LoggedEvent]:
         recent = self.recent.read(task_id, after, limit)
@@ -499,7 +515,9 @@ class PostgresStorage(Storage):
 
     ``dsn`` is an asyncpg DSN (``postgresql://user:pw@host:5432/db``); ``pool_options`` go to
     ``asyncpg.create_pool`` (``min_size``, ``max_size``, ...). ``max_events_per_task`` trims each
-    task's log to its newest events (None keeps all).
+    task's log to its newest events (None keeps all). ``fanout`` (a ``redis://`` URL or an
+    :class:`~simple_a2a.storage.fanout.EventFanout`) carries the cross-replica wake-ups instead
+    of NOTIFY (docs/cluster.md, "Event fan-out"); every replica of the schema must use it.
     """
 
     def __init__(
@@ -509,16 +527,20 @@ class PostgresStorage(Storage):
         schema: str = "a2a",
         max_events_per_task: int | None = None,
         poll_interval: float = 1.0,
+        fanout: str | EventFanout | None = None,
         **pool_options: Any,
     ) -> None:
         pool_options.setdefault("min_size", 1)
         pool_options.setdefault("max_size", 10)
         pool_options.setdefault("reset", _keep_session)
-        self._db = _Database(dsn, schema, pool_options)
+        self.fanout = fanout_from(fanout)
+        self._db = _Database(dsn, schema, pool_options, listens=self.fanout is None)
         self._notifier = ChangeNotifier(poll_interval)
         self._db.on_notify = self._notifier.notify
         self._tasks = self.tasks = PostgresTaskStore(self._db)
-        self._events = self.events = PostgresEventLog(self._db, self._notifier, max_events_per_task)
+        self._events = self.events = PostgresEventLog(
+            self._db, self._notifier, max_events_per_task, self.fanout
+        )
         self.push_configs = PostgresPushConfigStore(self._db)
         self.push_cursors: PushCursorStore | None = PostgresPushCursorStore(self._db)
         self.leases: LeaseStore | None = (leases := PostgresLeaseStore(self._db))
@@ -531,6 +553,9 @@ class PostgresStorage(Storage):
 
     async def open(self) -> None:
         await self._db.open()
+        if self.fanout is not None:
+            notifier = self._notifier
+            await self.fanout.start(self._db.channel, notifier.notify, notifier.notify_all)
 
     async def record(
         self,
@@ -572,6 +597,8 @@ class PostgresStorage(Storage):
         return seqs
 
     async def close(self) -> None:
+        if self.fanout is not None:
+            await self.fanout.close()
         await self._notifier.close()
         await self._db.close()
 
