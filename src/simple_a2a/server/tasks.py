@@ -18,7 +18,7 @@ from ..protocol.logcontext import library_logger
 from ..protocol.models import FINAL_STATES, Task, TaskState
 from ..protocol.reducer import apply_event, is_final_event
 from ..protocol.requests import StreamResponse
-from ..storage import MemoryConversationStore
+from ..storage import MemoryConversationStore, MemoryStorage
 from ..storage.base import (
     FULL_CHANGE,
     ConcurrentUpdateError,
@@ -92,6 +92,13 @@ class TaskManager:
         #: of its own keeps it in this process's memory
         self.conversations = storage.conversations or MemoryConversationStore()
         self._locks: dict[str, _TaskLock] = {}
+        # The memory storage never suspends while it reads or writes (``atomic_steps``): no
+        # other coroutine runs between this manager's read of a task and its write, so the
+        # per-task lock has nothing to order in create and record; it cost two objects and three
+        # coroutines per write (issue #36). A storage that awaits I/O, or a subclass that may,
+        # is locked. (A retry's ``before_retry`` may wait: writers meeting there are ordered by
+        # the version guard, as writers of two processes are.)
+        self._unlocked = type(storage) is MemoryStorage
         # The snapshot this process last wrote, per recently changed task: ``record`` tries it
         # first instead of reading the task back before every event. Safe with other writers
         # (another replica, retention): the store's version guard refuses a stale snapshot with
@@ -107,11 +114,16 @@ class TaskManager:
     async def create(self, task: Task, *, owner: str | None) -> int:
         """Store a new task and log its snapshot as event 1."""
         event = trusted(StreamResponse, task=task)  # a stored task: valid
-        async with self._lock(task.id):
+        if self._unlocked:
             version, seq = await self.storage.record(
                 task, event, expected_version=None, owner=owner
             )
-            self._latest.keep(StoredTask(task, version, owner))
+        else:
+            async with self._lock(task.id):
+                version, seq = await self.storage.record(
+                    task, event, expected_version=None, owner=owner
+                )
+        self._latest.keep(StoredTask(task, version, owner))
         await self._notify(task.id, seq, event, task)
         return seq
 
@@ -145,32 +157,41 @@ class TaskManager:
                     task_id, (event,), metadata=metadata if last else None
                 )
             return task, seq
-        async with self._lock(task_id):
-            stored = self._latest.get(task_id)
-            for _attempt in range(10):
-                if stored is None:
-                    stored = await self.storage.tasks.get(task_id)
-                    if stored is None:
-                        raise KeyError(task_id)
-                steps = self._steps(stored.task, events)
-                if metadata:
-                    steps[-1] = self._with_metadata(steps[-1], metadata)
-                try:
-                    version, seqs = await self._write(steps, stored.version)
-                except (ConcurrentUpdateError, KeyError):
-                    self._latest.pop(task_id, None)
-                    stored = None  # someone else changed (or deleted) it: read it afresh
-                    if self.before_retry is not None:
-                        await self.before_retry(task_id)  # (raises when fenced)
-                    continue
-                task = steps[-1].task
-                self._latest.keep(StoredTask(task, version, stored.owner))
-                break
-            else:
-                raise ConcurrentUpdateError(f"task {task_id} kept changing; gave up")
+        if self._unlocked:
+            steps, seqs = await self._apply(task_id, events, metadata)
+        else:
+            async with self._lock(task_id):
+                steps, seqs = await self._apply(task_id, events, metadata)
+        task = steps[-1].task
         for step, seq in zip(steps, seqs, strict=True):
             await self._notify(task_id, seq, step.event, step.task)
         return task, seqs[-1]
+
+    async def _apply(
+        self, task_id: str, events: Sequence[StreamResponse], metadata: dict[str, Any] | None
+    ) -> tuple[list[RecordStep], list[int]]:
+        """Read, apply and write (the task's lock held, where it needs one): the steps written
+        and their seqs."""
+        stored = self._latest.get(task_id)
+        for _attempt in range(10):
+            if stored is None:
+                stored = await self.storage.tasks.get(task_id)
+                if stored is None:
+                    raise KeyError(task_id)
+            steps = self._steps(stored.task, events)
+            if metadata:
+                steps[-1] = self._with_metadata(steps[-1], metadata)
+            try:
+                version, seqs = await self._write(steps, stored.version)
+            except (ConcurrentUpdateError, KeyError):
+                self._latest.pop(task_id, None)
+                stored = None  # someone else changed (or deleted) it: read it afresh
+                if self.before_retry is not None:
+                    await self.before_retry(task_id)  # (raises when fenced)
+                continue
+            self._latest.keep(StoredTask(steps[-1].task, version, stored.owner))
+            return steps, seqs
+        raise ConcurrentUpdateError(f"task {task_id} kept changing; gave up")
 
     async def _write(self, steps: list[RecordStep], version: int) -> tuple[int, list[int]]:
         """Store the steps; returns the task's new version and the events' seqs."""
