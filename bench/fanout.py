@@ -16,7 +16,7 @@ first chunk); the agent then emits ``BENCH_EVENTS`` chunks ``t=<time.time_ns()>`
   to the last subscriber's end, over the chunk copies delivered (subscribers x chunks); and the
   set-up's (SendMessage and every subscription) **CPU per subscriber**;
 - **RSS per subscriber**: the server's RSS once every subscriber is attached, minus before, over
-  the subscribers;
+  the subscribers (a fresh server process each round, warmed up by a 20-subscriber run);
 - **latency**: each copy's receipt in the client minus the agent's stamp, p50 and p99; **time
   to first event** of a subscriber (connect to the task snapshot); subscribers with every chunk.
 
@@ -24,7 +24,7 @@ Knobs: ``BENCH_SUBSCRIBERS`` (full 10,000; quick 300), ``BENCH_EVENTS`` (full 20
 ``BENCH_INTERVAL_MS`` (100), ``BENCH_RUNS`` (full 3, quick 1), ``BENCH_SERVERS`` (comma-separated,
 default ``ours,ours-sqlite,ours-postgres,sdk,sse-floor``). Ratios paired per round (the rounds
 helpers are ``bench.streams``'s). Writes ``bench/results/fanout.json`` (or ``BENCH_OUT``).
-Loopback only; the client's deadline bounds every loop (120 s, plus the chunks' length, plus 1
+Loopback only; the client's deadline bounds every loop (120 s, plus the chunks' length, plus 3
 ms per copy).
 """
 
@@ -109,7 +109,7 @@ def describe(run: dict[str, Any]) -> str:
 
 def main() -> str:
     servers = [Server(kind, SERVE_KIND.get(kind, kind)) for kind in KINDS]
-    rounds = interleaved_rounds(servers, warm, one_run, RUNS, describe)
+    rounds = interleaved_rounds(servers, warm, one_run, RUNS, describe, fresh=True)
     report = summarize(rounds, FIGURES, "cpu_us_per_chunk")
     out = Path(os.environ.get("BENCH_OUT") or ROOT / "bench" / "results" / "fanout.json")
     out.parent.mkdir(parents=True, exist_ok=True)

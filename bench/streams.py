@@ -95,18 +95,31 @@ def interleaved_rounds(
     one_run: Callable[[Server], dict[str, Any]],
     runs: int,
     describe: Callable[[dict[str, Any]], str],
+    *,
+    fresh: bool = False,
 ) -> dict[str, list[dict[str, Any]]]:
-    """Every server started and warmed up (``warm_up``: a small client run against it), then
-    ``runs`` rounds, each running every server once, so the machine's load falls on all alike."""
+    """``runs`` rounds, each running every server once, so the machine's load falls on all
+    alike; each server warmed up first (``warm_up``: a small client run against it). ``fresh``:
+    a new server process every round (the RSS a round adds is then not memory an earlier round
+    left to the allocator; otherwise only round 1's RSS growth means anything)."""
     rounds: dict[str, list[dict[str, Any]]] = {s.name: [] for s in servers}
+
+    def start(server: Server) -> None:
+        server.start()
+        # a warm-up run: imports and first connections are not what a long-lived server pays
+        warm_up(server)
+
     try:
-        for server in servers:
-            server.start()
-            # a warm-up run: imports and first connections are not what a long-lived server pays
-            warm_up(server)
+        if not fresh:
+            for server in servers:
+                start(server)
         for n in range(runs):
             for server in servers:
+                if fresh:
+                    start(server)
                 run = one_run(server)
+                if fresh:
+                    server.stop()
                 rounds[server.name].append(run)
                 log(f"round {n + 1} {server.name}: {describe(run)}, load {run['load_average']:.1f}")
     finally:
