@@ -143,11 +143,14 @@ class StreamResponse(A2AModel):
 
     @property
     def payload(self) -> StreamEvent:
+        # Every field is in the model's __dict__ (validated or ``trusted``), and a model is
+        # always truthy: the first one set, without a loop of lookups (two events per task
+        # change are applied through here, issue #36).
         d = self.__dict__
-        for name in ("task", "message", "status_update", "artifact_update"):
-            if d.get(name) is not None:
-                return d[name]  # type: ignore[no-any-return]
-        raise ValueError("empty StreamResponse")
+        event = d["task"] or d["message"] or d["status_update"] or d["artifact_update"]
+        if event is None:
+            raise ValueError("empty StreamResponse")
+        return event  # type: ignore[no-any-return]
 
     @classmethod
     def of(cls, event: StreamEvent) -> StreamResponse:
