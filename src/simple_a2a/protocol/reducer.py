@@ -107,9 +107,9 @@ def is_final_event(event: StreamResponse, until: frozenset[TaskState] = FINAL_ST
     or interrupted for SendStreamingMessage (spec §3.1.2, §11.7), terminal only for a
     SubscribeToTask subscription (§3.1.6). A message in a task's log is a history entry (a
     client's follow-up), never the end; a direct reply is not logged at all."""
-    d = event.__dict__
-    if d.get("status_update") is not None:
-        return d["status_update"].status.state in until
-    if d.get("task") is not None:
-        return d["task"].status.state in until
-    return False
+    d = event.__dict__  # (every field is there: validated or ``trusted``)
+    update = d["status_update"]
+    if update is not None:
+        return update.status.state in until
+    task = d["task"]
+    return task is not None and task.status.state in until

@@ -340,8 +340,9 @@ class TaskHandle:
 
     def _event(self, kind: str, payload: type[Any], **fields: Any) -> StreamResponse:
         """A StreamResponse of this task carrying ``kind`` (a status or an artifact update)."""
-        build = _build(self._task)
-        update = build(payload, task_id=self._task.id, context_id=self.context_id, **fields)
+        task = self._task
+        build = _build(task)
+        update = build(payload, task_id=task.id, context_id=task.context_id or "", **fields)
         event: StreamResponse = build(StreamResponse, **{kind: update})
         return event
 

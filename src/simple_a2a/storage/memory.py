@@ -332,7 +332,7 @@ class MemoryEventLog(EventLog):
         return log
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
-        log = self._log(task_id)
+        log = self._logs.get(task_id) or self._log(task_id)  # (a call only for a new log)
         log.last += 1
         log.events.append(LoggedEvent(log.last, event))
         if len(log.events) > self.max_events_per_task:
