@@ -23,7 +23,9 @@ Settings (environment): ``OPS`` (default ``SendMessage,GetTask``, over JSON-RPC)
 server ``base`` — ``base-sqlite`` for ``ours-sqlite`` — the agent of this checkout's ``bench/``
 on that checkout's ``src``, so that only the library differs). The hash seed is fixed and the
 lease keeper's timers are off (``NOTIMERS=1``, read by ``bench/serve.py``): under valgrind they
-would fire ~50x more often per request than in a real run.
+would fire ~50x more often per request than in a real run. ``KEEP`` (a directory): keep each
+measured dump there as ``KIND-OP.callgrind`` (where the instructions go: ``callgrind_annotate
+--inclusive=yes FILE``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -148,6 +151,10 @@ def measure(kind: str, op: str, src: Path, settings: dict[str, int]) -> int:
         dumps = sorted(Path(tmp).glob("cg.*.*"))  # the -d dump (part 1); the final one has none
         if not dumps:
             raise SystemExit(f"no callgrind dump for {kind}")
+        keep = os.environ.get("KEEP")
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            shutil.copy(dumps[0], Path(keep) / f"{kind}-{op}.callgrind")
         return _total(dumps[0]) // settings["n"]
 
 
