@@ -21,6 +21,13 @@ imported, not copied).
    records the wall-clock moment).
 3. **Takeover with lease settings aiming at <= 5 s** (ttl 3 s, scan 1 s): kill -9 of the replica
    running a leased task until the other replica has failed it (GetTask on the survivor).
+
+``BENCH_FANOUT=redis`` adds to phase 1 the event fan-out on Redis Streams (docs/cluster.md,
+"Event fan-out"; Redis at ``$SIMPLE_A2A_TEST_REDIS``, default ``redis://127.0.0.1:6379/0``, the
+run's stream deleted afterwards): each asked rate is then run with NOTIFY, with the Redis fan-out
+and with no signal at all (the control), in that order, ``BENCH_ROUNDS`` times (default 1; the
+rounds interleave the three, so a noisy moment hits all of them). ``BENCH_PHASES`` (default
+``123``) picks the phases; ``BENCH_SECONDS`` sets phase 1's duration per run (20 s, quick 3 s).
 """
 
 from __future__ import annotations
@@ -46,6 +53,12 @@ from bench.cluster import AGENT, DSN, QUICK, _drop, _message, _pct, _start
 
 TASKS = 50
 RATES = (1000, 2000, 4000)
+REDIS = os.environ.get("SIMPLE_A2A_TEST_REDIS", "redis://127.0.0.1:6379/0")
+FANOUT = os.environ.get("BENCH_FANOUT", "")
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "1"))
+PHASES = os.environ.get("BENCH_PHASES", "123")
+#: phase 1's signal paths: how B learns of A's appends
+MODES = ("notify", "redis", "none") if FANOUT == "redis" else ("notify", "none")
 #: lease settings of phase 3 (the defaults are 10 s and 2.5 s: a takeover in about 11-12.5 s)
 TAKEOVER_TTL = 3.0
 TAKEOVER_SCAN = 1.0
@@ -69,12 +82,16 @@ def _event(index: int) -> Any:
 # -- phase 1: replica B, in a child process --
 
 
-async def _follow_all(
-    schema: str, task_ids: list[str], ready: Any, stop: Any, hard_deadline: float
-) -> list[tuple[int, float, float]]:
+def _storage(schema: str, mode: str) -> Any:
     from simple_a2a.storage.postgres import PostgresStorage
 
-    b = PostgresStorage(DSN, schema=schema)
+    return PostgresStorage(DSN, schema=schema, fanout=REDIS if mode == "redis" else None)
+
+
+async def _follow_all(
+    schema: str, mode: str, task_ids: list[str], ready: Any, stop: Any, hard_deadline: float
+) -> list[tuple[int, float, float]]:
+    b = _storage(schema, mode)
     await b.open()
     seen: list[tuple[int, float, float]] = []  # (index, woken or nan, read)
 
@@ -110,9 +127,10 @@ async def _follow_all(
 
 
 def _replica_b(
-    schema: str, task_ids: list[str], ready: Any, stop: Any, out: str, limit: float
+    schema: str, mode: str, task_ids: list[str], ready: Any, stop: Any, out: str, limit: float
 ) -> None:
-    seen = asyncio.run(_follow_all(schema, task_ids, ready, stop, time.monotonic() + limit))
+    deadline = time.monotonic() + limit
+    seen = asyncio.run(_follow_all(schema, mode, task_ids, ready, stop, deadline))
     Path(out).write_text(json.dumps(seen))  # nan is valid for json's Python reader
 
 
@@ -157,13 +175,13 @@ async def _append_paced(
     return starts, append_ms, len(append_ms) / elapsed
 
 
-async def _drive(schema: str, rate: int, seconds: float, notify: bool = True) -> dict[str, Any]:
+async def _drive(schema: str, rate: int, seconds: float, mode: str) -> dict[str, Any]:
     from simple_a2a.protocol.models import new_id
-    from simple_a2a.storage.postgres import PostgresEventLog, PostgresStorage
+    from simple_a2a.storage.postgres import PostgresEventLog
 
-    a = PostgresStorage(DSN, schema=schema)
+    a = _storage(schema, mode)
     await a.open()  # migrates the schema before B opens it
-    if not notify:
+    if mode == "none":
         # The control: the same statement without its pg_notify (B then only learns of events
         # by its 1 s poll), to tell a NOTIFY limit (commits that notify are serialised by
         # PostgreSQL) from the limit of this one appending process.
@@ -178,7 +196,9 @@ async def _drive(schema: str, rate: int, seconds: float, notify: bool = True) ->
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     child = ctx.Process(
-        target=_replica_b, args=(schema, task_ids, ready, stop, out, seconds * 3 + 40), daemon=True
+        target=_replica_b,
+        args=(schema, mode, task_ids, ready, stop, out, seconds * 3 + 40),
+        daemon=True,
     )
     child.start()
     try:
@@ -201,6 +221,7 @@ async def _drive(schema: str, rate: int, seconds: float, notify: bool = True) ->
     read = [(r - starts[i]) * 1000 for i, _, r in seen]
     return {
         "rate": rate,
+        "mode": mode,
         "achieved": achieved,
         "appended": len(append_ms),
         "received": len({i for i, _, _ in seen}),
@@ -370,8 +391,83 @@ def _ms(values: list[float]) -> str:
     return f"{_pct(values, 0.5):.1f} ms | {_pct(values, 0.99):.1f} ms"
 
 
+class _Skipped(Exception):
+    """A phase left out (``BENCH_PHASES``)."""
+
+
+async def _drop_stream(key: str) -> None:
+    import redis.asyncio as aioredis
+
+    client = aioredis.Redis.from_url(REDIS)
+    try:
+        await client.delete(key)
+    finally:
+        await client.aclose()
+
+
+_LABELS = {"notify": "NOTIFY", "redis": "Redis fan-out", "none": "no signal (control, 1 s poll)"}
+
+
+def _load_phase(schema: str, seconds: float, loads: list[float]) -> list[str]:
+    """Phase 1: every run's row; with several signal paths, a summary per rate and path
+    (medians over the rounds, with their range) and the ratios paired within each round."""
+    if FANOUT:
+        plan = [(n, rate, mode) for n in range(ROUNDS) for rate in RATES for mode in MODES]
+    else:  # the original run: NOTIFY at each rate, the control at the highest
+        plan = [(0, rate, "notify") for rate in RATES] + [(0, RATES[-1], "none")]
+    lines = [
+        f"| round | target events/s ({TASKS} tasks, {seconds:.0f} s) | signal | achieved/s"
+        " | received on B | CPU of A | append on A p50 | p99 | woken on B p50 | p99"
+        " | read on B p50 | p99 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    runs: list[dict[str, Any]] = []
+    for n, rate, mode in plan:
+        r = asyncio.run(_drive(schema, rate, seconds, mode))
+        r["round"] = n
+        runs.append(r)
+        lines.append(
+            f"| {n + 1} | {rate} | {_LABELS[mode]} | {r['achieved']:.0f} "
+            f"| {r['received']}/{r['appended']} | {r['cpu']:.0%} | {_ms(r['append'])} "
+            f"| {_ms(r['woken'])} | {_ms(r['read'])} |"
+        )
+        loads.append(os.getloadavg()[0])
+    lines += ["", f"NOTIFY payload: the task id, {runs[0]['payload']} bytes (one per append)", ""]
+    if not FANOUT:
+        return lines
+    lines += [
+        f"Summary ({ROUNDS} round(s); median [min-max] over rounds; ratios paired per round):",
+        "",
+        "| target events/s | signal | achieved/s | read on B p50 | read on B p99"
+        " | achieved vs NOTIFY |",
+        "|---|---|---|---|---|---|",
+    ]
+
+    def spread(values: list[float], unit: str = "") -> str:
+        return f"{_pct(values, 0.5):.0f}{unit} [{min(values):.0f}-{max(values):.0f}]"
+
+    for rate in RATES:
+        for mode in MODES:
+            mine = [r for r in runs if r["rate"] == rate and r["mode"] == mode]
+            base = {r["round"]: r for r in runs if r["rate"] == rate and r["mode"] == "notify"}
+            ratios = [r["achieved"] / base[r["round"]]["achieved"] for r in mine]
+            p50s = [_pct(r["read"], 0.5) for r in mine if r["read"]]
+            p99s = [_pct(r["read"], 0.99) for r in mine if r["read"]]
+            ratio = (
+                f"{_pct(ratios, 0.5):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]"
+                if mode != "notify"
+                else "1"
+            )
+            lines.append(
+                f"| {rate} | {_LABELS[mode]} | {spread([r['achieved'] for r in mine])} "
+                f"| {spread(p50s, ' ms') if p50s else '-'} | {spread(p99s, ' ms') if p99s else '-'}"
+                f" | {ratio} |"
+            )
+    return [*lines, ""]
+
+
 def main() -> None:
-    seconds = 3.0 if QUICK else 20.0
+    seconds = float(os.environ.get("BENCH_SECONDS", 3.0 if QUICK else 20.0))
     repeats = 10 if QUICK else 50
     takeovers = 2 if QUICK else 5
     schema = f"bench_load_{secrets.token_hex(4)}"
@@ -380,23 +476,10 @@ def main() -> None:
     lines = [f"## Cluster mode under load (`python -m bench.cluster_load`), {started}", ""]
     loads = [os.getloadavg()[0]]
     try:
-        lines += [
-            f"| target events/s ({TASKS} tasks, {seconds:.0f} s) | achieved/s | received on B"
-            " | CPU of A | append on A p50 | p99 | woken on B p50 | p99 | read on B p50 | p99 |",
-            "|---|---|---|---|---|---|---|---|---|---|",
-        ]
-        payload = 0
-        for rate, notify in [(rate, True) for rate in RATES] + [(RATES[-1], False)]:
-            r = asyncio.run(_drive(schema, rate, seconds, notify))
-            payload = r["payload"]
-            follower = f"{_ms(r['woken'])} | {_ms(r['read'])}" if notify else "- | - | - | -"
-            lines.append(
-                f"| {rate}{'' if notify else ', no NOTIFY (control)'} | {r['achieved']:.0f} "
-                f"| {r['received']}/{r['appended']} | {r['cpu']:.0%} | {_ms(r['append'])} "
-                f"| {follower} |"
-            )
-            loads.append(os.getloadavg()[0])
-        lines += ["", f"NOTIFY payload: the task id, {payload} bytes (one per append)", ""]
+        if "1" in PHASES:
+            lines += _load_phase(schema, seconds, loads)
+        if "2" not in PHASES:
+            raise _Skipped
         streams, hooks = cancel_latency(storage, repeats)
         loads.append(os.getloadavg()[0])
         lines += [
@@ -406,6 +489,8 @@ def main() -> None:
             f"| cancel hook ran on A | {_ms(hooks)} | {max(hooks):.1f} ms |",
             "",
         ]
+        if "3" not in PHASES:
+            raise _Skipped
         times = sorted(takeover_times(storage, takeovers))
         loads.append(os.getloadavg()[0])
         lines.append(
@@ -413,8 +498,12 @@ def main() -> None:
             f"{len(times)}/{takeovers} runs): min {times[0]:.2f} s, "
             f"median {_pct(times, 0.5):.2f} s, max {times[-1]:.2f} s"
         )
+    except _Skipped:
+        pass
     finally:
         asyncio.run(_drop(schema))
+        if "redis" in MODES:
+            asyncio.run(_drop_stream(f"a2a_events.{schema}"))
     print("\n".join(lines))
     print(f"\nmachine: {os.cpu_count()} CPUs, 1-min load average {min(loads):.1f}-{max(loads):.1f}")
 
