@@ -365,8 +365,12 @@ class ChangeNotifier:
             # Anything committed before that first reading may have been missed by a waiter
             # that checked just before: let everyone re-check once.
             self.notify_all()
-            while self._slots:
+            # Kept one interval past the last waiter: a follower between two events leaves
+            # for a moment, and each restart wakes every waiter to re-check (issue #36).
+            idle = 0
+            while idle < 2:
                 await asyncio.sleep(self.poll_interval)
+                idle = 0 if self._slots else idle + 1
                 current = await self._marker()
                 if current != seen:
                     seen = current

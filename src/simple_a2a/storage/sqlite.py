@@ -286,7 +286,9 @@ class SQLiteEventLog(EventLog):
             sql = f"SELECT coalesce({func}(seq), 0) FROM events WHERE task_id = ?"
             return int(conn.execute(sql, (task_id,)).fetchone()[0])
 
-        return await self._db.read(run)
+        # One descent of the primary key: on the loop (a follower asks at every event it
+        # waits for; a reader thread's hand-off cost more than the read, issue #36).
+        return await self._db.read(run, point=True)
 
     async def last_seq(self, task_id: str) -> int:
         return await self._seq(task_id, "max")
