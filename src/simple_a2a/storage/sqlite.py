@@ -12,10 +12,10 @@ so its writes never contend for the lock among themselves (no ``SQLITE_BUSY`` st
   the **writer thread** instead, so the loop never waits on a lock or a disk flush.
   ``loop_writes=False`` sends every batch to the writer thread (``_sqlite_db``);
 - **a few reader threads** (``readers``, default 4), each with its own connection. In WAL mode
-  readers never block the writer nor each other, so reads (GetTask, ListTasks, replays, the
-  ``wait`` re-checks) proceed while a write is in flight. Each read that runs more than one
-  statement (ListTasks: count and page) runs in one transaction, i.e. one snapshot. A read of
-  one task by its key (``get``, GetTask) runs on the loop with the writes (``loop_writes``).
+  readers never block the writer nor each other, so reads (ListTasks, replays) proceed while
+  a write is in flight. Each read that runs more than one statement (ListTasks: count and
+  page) runs in one transaction, i.e. one snapshot. A read by key (``get``, GetTask; the
+  ``last_seq`` of ``wait``'s re-checks) runs on the loop with the writes (``loop_writes``).
 
 Pragmas: ``journal_mode=WAL``, ``synchronous=NORMAL`` (durable across a process crash such as
 kill -9; the last transactions may be lost only on power failure or an OS crash) and
