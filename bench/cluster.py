@@ -114,6 +114,11 @@ def _start(storage: str, port: int, env: dict[str, str]) -> subprocess.Popen[byt
     proc = subprocess.Popen(
         [sys.executable, str(AGENT), storage, str(port)], env={**os.environ, **env}
     )
+    return _ready(proc, port)
+
+
+def _ready(proc: subprocess.Popen[bytes], port: int) -> subprocess.Popen[bytes]:
+    """``proc`` once it serves its agent card on ``port`` (30 s at most; killed otherwise)."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -122,6 +127,7 @@ def _start(storage: str, port: int, env: dict[str, str]) -> subprocess.Popen[byt
         except httpx.TransportError:
             time.sleep(0.05)
     proc.kill()
+    proc.wait()
     raise RuntimeError("replica did not start")
 
 

@@ -49,7 +49,7 @@ from typing import Any
 
 import httpx
 
-from bench.cluster import AGENT, DSN, QUICK, _drop, _message, _pct, _start
+from bench.cluster import AGENT, DSN, QUICK, _drop, _message, _pct, _ready, _start
 
 TASKS = 50
 RATES = (1000, 2000, 4000)
@@ -327,17 +327,7 @@ def _serve_replica(storage: str, port: int) -> None:
 
 def _start_replica(storage: str, port: int) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "bench.cluster_load", "--replica", storage, str(port)]
-    proc = subprocess.Popen(command, cwd=Path(__file__).resolve().parent.parent)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json", timeout=1)
-            return proc
-        except httpx.TransportError:
-            time.sleep(0.05)
-    proc.kill()
-    proc.wait()
-    raise RuntimeError("replica did not start")
+    return _ready(subprocess.Popen(command, cwd=Path(__file__).resolve().parent.parent), port)
 
 
 def _rpc(port: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
