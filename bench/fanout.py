@@ -22,8 +22,10 @@ first chunk); the agent then emits ``BENCH_EVENTS`` chunks ``t=<time.time_ns()>`
 
 Knobs: ``BENCH_SUBSCRIBERS`` (full 10,000; quick 300), ``BENCH_EVENTS`` (full 20, quick 10),
 ``BENCH_INTERVAL_MS`` (100), ``BENCH_RUNS`` (full 3, quick 1), ``BENCH_SERVERS`` (comma-separated,
-default ``ours,ours-sqlite,ours-postgres,sdk,sse-floor``). Ratios paired per round (the rounds
-helpers are ``bench.streams``'s). Writes ``bench/results/fanout.json`` (or ``BENCH_OUT``).
+default ``ours,ours-sqlite,ours-postgres,sdk,sse-floor``), ``BENCH_BASELINE`` and
+``BENCH_BASE_KIND`` (another checkout's server as ``base``, as in ``bench.streams``). Ratios
+paired per round (the rounds helpers are ``bench.streams``'s). Writes
+``bench/results/fanout.json`` (or ``BENCH_OUT``).
 Loopback only; the client's deadline bounds every loop (120 s, plus the chunks' length, plus 3
 ms per copy).
 """
@@ -38,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.__main__ import ROOT, Server, log
-from bench.streams import client_run, interleaved_rounds, render, summarize
+from bench.streams import BASELINE, bench_servers, client_run, interleaved_rounds, render, summarize
 
 QUICK = bool(os.environ.get("BENCH_QUICK"))
 SUBSCRIBERS = int(os.environ.get("BENCH_SUBSCRIBERS", "300" if QUICK else "10000"))
@@ -61,6 +63,7 @@ COLUMNS = (
     ("CPU us/chunk copy", "cpu_us_per_chunk"),
     ("CPU vs SDK", "cpu_vs_sdk"),
     ("CPU vs floor", "cpu_vs_sse-floor"),
+    *((("CPU vs base", "cpu_vs_base"),) if BASELINE is not None else ()),
     ("set-up CPU us/subscriber", "setup_cpu_us_per_subscriber"),
     ("KiB per subscriber", "rss_per_subscriber_kib"),
     ("p50 ms", "p50_ms"),
@@ -108,7 +111,7 @@ def describe(run: dict[str, Any]) -> str:
 
 
 def main() -> str:
-    servers = [Server(kind, SERVE_KIND.get(kind, kind)) for kind in KINDS]
+    servers = bench_servers(KINDS, SERVE_KIND)
     rounds = interleaved_rounds(servers, warm, one_run, RUNS, describe, fresh=True)
     report = summarize(rounds, FIGURES, "cpu_us_per_chunk")
     out = Path(os.environ.get("BENCH_OUT") or ROOT / "bench" / "results" / "fanout.json")

@@ -19,7 +19,9 @@ Ratios are paired per round (ours / SDK, ours / floor of the same round); the re
 medians and [min-max] ranges. Knobs: ``BENCH_STREAMS`` (full 10,000; quick 200),
 ``BENCH_EVENTS`` (chunks per stream, full 50, quick 10), ``BENCH_INTERVAL_MS`` (100),
 ``BENCH_RUNS`` (full 3, quick 1), ``BENCH_SERVERS`` (comma-separated kinds, default
-``ours,ours-sqlite,ours-postgres,sdk,sse-floor``). Writes ``bench/results/streams.json``.
+``ours,ours-sqlite,ours-postgres,sdk,sse-floor``), ``BENCH_BASELINE`` (another checkout: its
+server of kind ``BENCH_BASE_KIND``, default ``ours``, joins the rounds as ``base``, and every CPU
+figure is paired against it too: before and after a change). Writes ``bench/results/streams.json``.
 Loopback only; every loop is bounded (the client's deadline: 120 s, plus the streams' length,
 plus 1 ms per chunk).
 """
@@ -32,6 +34,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from bench.__main__ import ROOT, Server, log
@@ -43,6 +46,21 @@ EVENTS = int(os.environ.get("BENCH_EVENTS", "10" if QUICK else "50"))
 INTERVAL_MS = int(os.environ.get("BENCH_INTERVAL_MS", "100"))
 RUNS = int(os.environ.get("BENCH_RUNS", "1" if QUICK else "3"))
 KINDS = os.environ.get("BENCH_SERVERS", "ours,ours-sqlite,ours-postgres,sdk,sse-floor").split(",")
+#: before and after a change in the same rounds: another checkout's server (``git worktree add
+#: /tmp/base main``) of kind BENCH_BASE_KIND (default ``ours``), named ``base`` in the results
+_BASELINE = os.environ.get("BENCH_BASELINE")
+BASELINE = Path(_BASELINE).resolve() if _BASELINE else None
+BASE_KIND = os.environ.get("BENCH_BASE_KIND", "ours")
+
+
+def bench_servers(kinds: list[str], serve_kind: dict[str, str] | None = None) -> list[Server]:
+    """A server per kind (``serve_kind`` maps a name to what ``bench.serve`` builds), then
+    BENCH_BASELINE's as ``base``."""
+    serve_kind = serve_kind or {}
+    servers = [Server(kind, serve_kind.get(kind, kind)) for kind in kinds]
+    if BASELINE is not None:
+        servers.append(Server("base", serve_kind.get(BASE_KIND, BASE_KIND), root=BASELINE))
+    return servers
 
 
 def client_run(server: Server, args: list[str], on_open: Callable[[], None]) -> dict[str, Any]:
@@ -133,7 +151,7 @@ def main() -> None:
     # beyond it: raised for this benchmark (bench/agents.py), as a router agent would.
     os.environ.setdefault("BENCH_RUNNING_LIMIT", str(STREAMS + 100))
     rounds = interleaved_rounds(
-        [Server(kind, kind) for kind in KINDS],
+        bench_servers(KINDS),
         lambda server: client_run(server, ["tokens", "20", "3", "10"], lambda: None),
         one_run,
         RUNS,
@@ -165,7 +183,7 @@ def summarize(
         summary[name] = {f: spread([r[f] for r in runs if r[f] is not None]) for f in figures}
         summary[name]["complete"] = min(r["complete"] for r in runs)
         summary[name]["failed"] = max(r["failed"] for r in runs)
-    for base in ("sdk", "sse-floor"):
+    for base in ("sdk", "sse-floor", "base"):
         if base not in rounds:
             continue
         for name, runs in rounds.items():
@@ -190,6 +208,7 @@ def render(
         ("CPU us/event", "cpu_us_per_event"),
         ("CPU vs SDK", "cpu_vs_sdk"),
         ("CPU vs floor", "cpu_vs_sse-floor"),
+        *((("CPU vs base", "cpu_vs_base"),) if BASELINE is not None else ()),
         ("KiB per open stream", "rss_per_stream_kib"),
         ("p50 ms", "p50_ms"),
         ("p99 ms", "p99_ms"),
