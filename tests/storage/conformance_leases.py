@@ -174,6 +174,39 @@ class LeaseConformance:
             raise AssertionError("the old holder's write was stored after the takeover")
         assert await leases.take_over("push", "fenced/p", "b", 30)  # other kinds: no task
 
+    async def test_a_takeover_of_a_task_that_is_not_active_takes_nothing(
+        self, storage: Storage
+    ) -> None:
+        """A recovery scan's list can be older than the end of a task (it ended, and its lease
+        was let go, while the query was in flight): ``take_over`` of a task that ended, waits
+        for input or is gone answers False, holds no lease afterwards (an expired one is
+        dropped) and leaves the task's version alone."""
+        from simple_a2a.protocol.models import TaskState
+
+        from .conformance import make_task
+
+        leases = _leases(storage)
+        versions = {}
+        for task_id, state in (
+            ("ended", TaskState.COMPLETED),
+            ("asks", TaskState.INPUT_REQUIRED),
+            ("ended-unleased", TaskState.CANCELED),
+        ):
+            versions[task_id] = await storage.tasks.create(make_task(task_id, state=state))
+        assert await leases.acquire("task", "ended", "a", 0.05)
+        assert await leases.acquire("task", "asks", "a", 0.05)
+        assert await leases.acquire("task", "gone", "a", 0.05)
+        await asyncio.sleep(0.2)
+        for task_id in ("ended", "asks", "ended-unleased", "gone"):
+            assert not await leases.take_over("task", task_id, "b", 30), task_id
+            assert await leases.get("task", task_id) is None, task_id
+        for task_id, version in versions.items():
+            stored = await storage.tasks.get(task_id)
+            assert stored is not None and stored.version == version, task_id
+        # an active task is still taken over (test_a_takeover_fences_the_old_holders_writes)
+        await storage.tasks.create(make_task("running", state=TaskState.WORKING))
+        assert await leases.take_over("task", "running", "b", 30)
+
     async def test_unleased_lists_old_active_tasks_without_a_lease(self, storage: Storage) -> None:
         from simple_a2a.protocol.models import TaskState
 

@@ -367,7 +367,10 @@ class LeaseStore(abc.ABC):
         This is the *fence* (docs/cluster.md, Fencing): a ``task`` lease taken over also moves
         the task's version on, in the same transaction, so that every write the old holder
         sent before or after (each carries the version it read) is refused by the version
-        guard. This default is :meth:`acquire` alone: right for stores one process uses."""
+        guard. False, and an expired lease of it dropped, when the task is not active any more
+        (ended, waiting for input, or gone): there is nothing to run, and a finished task's
+        version stays where it is. This default is :meth:`acquire` alone: right for stores one
+        process uses."""
         return await self.acquire(kind, key, owner, ttl)
 
     @abc.abstractmethod
