@@ -113,7 +113,7 @@ def describe(run: dict[str, Any]) -> str:
 def main() -> str:
     servers = bench_servers(KINDS, SERVE_KIND)
     rounds = interleaved_rounds(servers, warm, one_run, RUNS, describe, fresh=True)
-    report = summarize(rounds, FIGURES, "cpu_us_per_chunk")
+    report = summarize(rounds, FIGURES, "cpu_us_per_chunk", steady=None)
     out = Path(os.environ.get("BENCH_OUT") or ROOT / "bench" / "results" / "fanout.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"rounds": rounds, "summary": report}, indent=1))

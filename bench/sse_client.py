@@ -271,6 +271,7 @@ class Tally:
         self.ttfe: list[float] = []
         self.complete = self.failed = self.opened = 0
         self.all_open = asyncio.Event()
+        self.delivered_at_open = 0  #: chunks read before every stream was open
 
     def _seen_first(self) -> None:
         self.opened += 1
@@ -316,6 +317,7 @@ class Tally:
             tasks += [asyncio.create_task(self.read(body())) for _ in range(count)]
             await asyncio.sleep(0.01)
         await asyncio.wait_for(self.all_open.wait(), end - time.monotonic())
+        self.delivered_at_open = len(self.latencies)
         print("OPEN", flush=True)
         await asyncio.wait_for(asyncio.gather(*tasks), end - time.monotonic())
         return time.perf_counter() - t0
@@ -330,6 +332,7 @@ class Tally:
             "complete": self.complete,
             "failed": self.failed,
             "deliveries": len(latencies),
+            "delivered_at_open": self.delivered_at_open,
             "p50_ms": pct(latencies, 0.5),
             "p99_ms": pct(latencies, 0.99),
             "max_ms": latencies[-1] if latencies else None,

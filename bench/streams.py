@@ -11,7 +11,10 @@ client process (``bench.sse_client tokens``, raw asyncio) opens ``BENCH_STREAMS`
 - **RSS per open stream**: the server's RSS once every stream has its first event, minus its RSS
   before, over the streams (the streams are idle between chunks then);
 - **CPU per event**: the server's utime + stime over the whole run (``/proc/PID/stat``), over the
-  chunks delivered (connection set-up included, as a user pays it);
+  chunks delivered (connection set-up included, as a user pays it); and **streaming CPU per
+  event**: the server's CPU from the moment every stream is open over the chunks delivered
+  from then on (no set-up: what one more streamed event costs, the figure a per-event
+  optimisation moves);
 - **latency**: each chunk's receipt in the client minus the ``time.time_ns()`` stamp the agent
   put in it when it emitted it (one machine, one clock), p50 and p99; **time to first event**.
 
@@ -88,19 +91,24 @@ def client_run(server: Server, args: list[str], on_open: Callable[[], None]) -> 
 def one_run(server: Server) -> dict[str, Any]:
     """One client run of STREAMS streams against ``server``; the server's RSS and CPU beside."""
     rss_before, cpu_before = server.rss_kb, server.cpu_s
-    rss_open = 0
+    rss_open, cpu_open = 0, cpu_before
 
     def opened() -> None:
-        nonlocal rss_open
-        rss_open = server.rss_kb
+        nonlocal rss_open, cpu_open
+        rss_open, cpu_open = server.rss_kb, server.cpu_s
 
     args = ["tokens", str(STREAMS), str(EVENTS), str(INTERVAL_MS)]
     result = client_run(server, args, opened)
     cpu = server.cpu_s - cpu_before
     deliveries = max(1, result["deliveries"])
+    # Once every stream is open, the server does nothing but stream: its CPU from then on over
+    # the chunks delivered from then on is the cost of a streamed event without the set-up
+    # (the connection, the request, the task) that cpu_us_per_event spreads over the chunks.
+    steady = max(1, result["deliveries"] - result["delivered_at_open"])
     result.update(
         rss_per_stream_kib=(rss_open - rss_before) / STREAMS,
         cpu_us_per_event=cpu / deliveries * 1e6,
+        steady_cpu_us_per_event=(server.cpu_s - cpu_open) / steady * 1e6,
         server_cpu_s=cpu,
         load_average=os.getloadavg()[0],
     )
@@ -168,16 +176,24 @@ def main() -> None:
     print(render(report))
 
 
-FIGURES = ("cpu_us_per_event", "rss_per_stream_kib", "p50_ms", "p99_ms", "ttfe_p50_ms")
+FIGURES = (
+    "cpu_us_per_event",
+    "steady_cpu_us_per_event",
+    "rss_per_stream_kib",
+    "p50_ms",
+    "p99_ms",
+    "ttfe_p50_ms",
+)
 
 
 def summarize(
     rounds: dict[str, list[dict[str, Any]]],
     figures: tuple[str, ...] = FIGURES,
     cpu: str = "cpu_us_per_event",
+    steady: str | None = "steady_cpu_us_per_event",
 ) -> dict[str, Any]:
-    """Medians and ranges of each figure per server; ratios of ``cpu`` against the SDK and the
-    floor, paired per round."""
+    """Medians and ranges of each figure per server; ratios of ``cpu`` (``cpu_vs_*``) and of
+    ``steady`` (``steady_vs_*``) against the SDK, the floor and the baseline, paired per round."""
     summary: dict[str, Any] = {}
     for name, runs in rounds.items():
         summary[name] = {f: spread([r[f] for r in runs if r[f] is not None]) for f in figures}
@@ -189,8 +205,11 @@ def summarize(
         for name, runs in rounds.items():
             if name == base:
                 continue
-            pairs = zip(runs, rounds[base], strict=True)
-            summary[name][f"cpu_vs_{base}"] = spread([r[cpu] / b[cpu] for r, b in pairs])
+            pairs = list(zip(runs, rounds[base], strict=True))
+            for figure, prefix in ((cpu, "cpu"), (steady, "steady")):
+                if figure is not None:
+                    ratios = [r[figure] / b[figure] for r, b in pairs]
+                    summary[name][f"{prefix}_vs_{base}"] = spread(ratios)
     return summary
 
 
@@ -209,6 +228,10 @@ def render(
         ("CPU vs SDK", "cpu_vs_sdk"),
         ("CPU vs floor", "cpu_vs_sse-floor"),
         *((("CPU vs base", "cpu_vs_base"),) if BASELINE is not None else ()),
+        ("streaming CPU us/event", "steady_cpu_us_per_event"),
+        ("streaming vs SDK", "steady_vs_sdk"),
+        ("streaming vs floor", "steady_vs_sse-floor"),
+        *((("streaming vs base", "steady_vs_base"),) if BASELINE is not None else ()),
         ("KiB per open stream", "rss_per_stream_kib"),
         ("p50 ms", "p50_ms"),
         ("p99 ms", "p99_ms"),

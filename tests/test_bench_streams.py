@@ -22,6 +22,7 @@ from tests.support.agents import serving
 def _run(cpu: float, complete: int = 10) -> dict[str, Any]:
     return {
         "cpu_us_per_event": cpu,
+        "steady_cpu_us_per_event": cpu / 2,
         "rss_per_stream_kib": 20.0,
         "p50_ms": 1.0,
         "p99_ms": 5.0,
@@ -40,6 +41,7 @@ def test_cpu_ratios_are_paired_per_round() -> None:
     summary = summarize(rounds)
     assert summary["ours"]["cpu_vs_sdk"] == {"median": 0.2, "min": 0.1, "max": 0.3}
     assert summary["ours"]["cpu_vs_sse-floor"] == {"median": 3.0, "min": 1.0, "max": 4.0}
+    assert summary["ours"]["steady_vs_sse-floor"] == {"median": 3.0, "min": 1.0, "max": 4.0}
     assert "| ours | 200.0 [100.0-300.0] | 0.20 [0.10-0.30] | 3.00 [1.00-4.00] |" in render(summary)
 
 
