@@ -76,20 +76,34 @@ def _with_defaults(card: AgentCard) -> AgentCard:
 
 _heap_frozen = False
 
+#: CPython's own collection thresholds; a process that set others keeps them
+_INTERPRETER_THRESHOLDS = (700, 10, 10)
+#: the young generation's threshold we set instead (the older two stay as they are)
+YOUNG_THRESHOLD = 20_000
+
 
 def freeze_startup_heap() -> None:
-    """Move what is alive after startup (modules, models, the app) out of the collector's sight.
+    """Move what is alive after startup (modules, models, the app) out of the collector's sight,
+    and let the young generation grow to :data:`YOUNG_THRESHOLD` objects before it is collected.
 
     The cyclic garbage collector's full passes otherwise rescan that heap again and again while
     requests run, and each pass stalls the event loop: in the benchmark (SendMessage, c=32) it
-    put p99 at ~5x p50; frozen, ~3x (bench/README.md). ``gc.freeze()`` changes no collection
-    threshold; it runs once per process, at the first server's startup.
+    put p99 at ~5x p50; frozen, ~3x (bench/README.md). A streaming server holds, between two
+    collections at CPython's default of 700, hundreds of writes and waits in flight (their
+    coroutines, futures, locks, closures): they survive young collections, are promoted, and
+    the promotions trigger full ones. Measured with 500 streams (bench/README.md, third round of
+    issue #36): the collector took 76 us more per streamed chunk on SQLite than on memory. The
+    threshold moves only if it is still CPython's default (a deployment that tuned its own keeps
+    it: ``gc.set_threshold`` before the server starts). Once per process, at the first server's
+    startup.
     """
     global _heap_frozen
     if not _heap_frozen:
         _heap_frozen = True
         gc.collect()  # what is garbage now is collected, not frozen
         gc.freeze()
+        if gc.get_threshold() == _INTERPRETER_THRESHOLDS:
+            gc.set_threshold(YOUNG_THRESHOLD, *_INTERPRETER_THRESHOLDS[1:])
 
 
 class A2AServer:
