@@ -104,6 +104,8 @@ class TaskManager:
         # (another replica, retention): the store's version guard refuses a stale snapshot with
         # ConcurrentUpdateError (or KeyError), and then the task is read afresh.
         self._latest = RecentTasks(self.LATEST)
+        #: loop time of the last yield after an emit (``TaskHandle._published``)
+        self.yielded_at = 0.0
 
     def _lock(self, task_id: str) -> _TaskLock:
         lock = self._locks.get(task_id)
