@@ -264,17 +264,39 @@ class MemoryTaskStore(TaskStore):
 
 
 class _TaskEvents:
-    __slots__ = ("events", "last", "waiters")
+    __slots__ = ("events", "last", "timer", "waiters")
 
     def __init__(self) -> None:
         self.events: deque[LoggedEvent] = deque()
         self.last = 0
-        self.waiters: builtins.list[asyncio.Future[bool]] | None = None  # set while someone waits
+        # set while someone waits: each waiter's future and the loop time it times out at
+        self.waiters: builtins.list[tuple[asyncio.Future[bool], float]] | None = None
+        # The one timer of this log's waiters (``_expire``), at or before the earliest deadline.
+        self.timer: asyncio.TimerHandle | None = None
 
 
-def _time_out(waiter: asyncio.Future[bool]) -> None:
-    if not waiter.done():
-        waiter.set_result(False)
+def _expire(log: _TaskEvents) -> None:
+    """The log's timer: time out the waiters whose deadline passed, and set the timer again
+    for the earliest one left (if any)."""
+    log.timer = None
+    waiters = log.waiters
+    if not waiters:
+        return
+    loop = asyncio.get_running_loop()
+    # (the loop runs a timer up to its clock's resolution early: a millisecond of slack, so
+    # a waiter due now is not put off to another turn of the timer)
+    now = loop.time() + 0.001
+    left = []
+    for waiter, deadline in waiters:
+        if waiter.done():
+            continue
+        if deadline <= now:
+            waiter.set_result(False)
+        else:
+            left.append((waiter, deadline))
+    log.waiters = left or None
+    if left:
+        log.timer = loop.call_at(min(deadline for _, deadline in left), _expire, log)
 
 
 @functools.cache
@@ -339,7 +361,7 @@ class MemoryEventLog(EventLog):
             log.events.popleft()
         waiters, log.waiters = log.waiters, None
         if waiters is not None:
-            for waiter in waiters:
+            for waiter, _deadline in waiters:
                 if not waiter.done():
                     waiter.set_result(True)
         if is_final_event(event):
@@ -389,21 +411,32 @@ class MemoryEventLog(EventLog):
         log = self._log(task_id)
         if log.last > after:
             return True
-        # One future and one timer per waiter (no task per wait as with asyncio.wait_for): a
-        # thousand subscribers of one task wake up cheaply on every event.
+        # One future per waiter, and one timer per log rather than per waiter: a follower waits
+        # again after every event, and a timer set and cancelled per wait cost ~15 % of the
+        # wait (a handle pushed on the loop's heap, left there cancelled, compared in Python at
+        # every heap operation). The log's timer is set for the first waiter and stays when an
+        # append wakes everyone: the next waiters' deadlines are later, and when it fires it
+        # times out whoever is due then and sets itself for the earliest deadline left
+        # (``_expire``): one timer per log per keep-alive interval.
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[bool] = loop.create_future()
+        deadline = loop.time() + timeout
+        entry = (waiter, deadline)
         if log.waiters is None:
-            log.waiters = []
-        log.waiters.append(waiter)
-        timer = loop.call_later(timeout, _time_out, waiter)
+            log.waiters = [entry]
+        else:
+            log.waiters.append(entry)
+        timer = log.timer
+        if timer is None or timer.when() > deadline:
+            if timer is not None:
+                timer.cancel()
+            log.timer = loop.call_at(deadline, _expire, log)
         try:
             woken = await waiter
         finally:
-            timer.cancel()
-            if (waiter.cancelled() or not waiter.result()) and log.waiters is not None:
+            if waiter.cancelled() and log.waiters is not None:
                 with contextlib.suppress(ValueError):
-                    log.waiters.remove(waiter)  # timed out or gone: do not pile up
+                    log.waiters.remove(entry)  # gone: do not pile up
         return woken or log.last > after
 
     async def delete(self, task_id: str) -> None:
