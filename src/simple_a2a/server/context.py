@@ -13,6 +13,7 @@ a direct reply belongs to no task).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable
 from dataclasses import dataclass, field
@@ -118,6 +119,47 @@ class CancelSignal:
         return self.wait().__await__()
 
 
+class Changed:
+    """What ``asyncio.Event`` does for ``TaskHandle.changed`` (``set``, ``clear``, ``is_set``,
+    ``wait``), holding a list of waiters only while someone waits: an ``asyncio.Event`` keeps an
+    empty deque, 760 bytes of every open stream's 36 KiB (tracemalloc at 500 streams, #36)."""
+
+    __slots__ = ("_set", "_waiters")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._waiters: list[asyncio.Future[bool]] | None = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        if self._set:
+            return
+        self._set = True
+        waiters, self._waiters = self._waiters, None
+        for waiter in waiters or ():
+            if not waiter.done():
+                waiter.set_result(True)
+
+    def clear(self) -> None:
+        self._set = False
+
+    async def wait(self) -> bool:
+        if self._set:
+            return True
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        if self._waiters is None:
+            self._waiters = []
+        self._waiters.append(waiter)
+        try:
+            return await waiter
+        finally:
+            if waiter.cancelled() and self._waiters is not None:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
+
+
 def _as_message(content: MessageLike | None, task: Task) -> Message | None:
     if content is None:
         return None
@@ -175,7 +217,7 @@ class TaskHandle:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self.reply_message: Message | None = None
-        self.changed = asyncio.Event()  # set on each recorded change (the handler waits on it)
+        self.changed = Changed()  # set on each recorded change (the handler waits on it)
         self._fenced = False  # see fence()
 
     # -- reading --

@@ -185,11 +185,19 @@ class MemoryTaskStore(TaskStore):
             raise ConcurrentUpdateError(
                 f"task {task.id} is at version {current[0]}, not {expected_version}"
             )
+        version = expected_version + 1
+        live = self._live.get(task.id)
+        if live is not None and live.status is task.status and live.context_id == task.context_id:
+            # A running task's artifact (a streamed chunk): the same status object, so the same
+            # state, index key and active set; only the version and the model change (this
+            # skips the timestamp's key and the bookkeeping of a state change, issue #36).
+            self._rows[task.id] = (version, *current[1:5], None, -1)
+            self._live[task.id] = task
+            return version
         key = _ms(task.status.timestamp)
         if key != current[4]:
             self._unindex(current[4], task.id)
             insort(self._order, (key, task.id))
-        version = expected_version + 1
         self._rows[task.id] = (
             version, current[1], task.context_id, task.status.state.value, key, None, -1
         )  # fmt: skip
@@ -267,7 +275,9 @@ class _TaskEvents:
     __slots__ = ("events", "last", "timer", "waiters")
 
     def __init__(self) -> None:
-        self.events: deque[LoggedEvent] = deque()
+        # A list until it outgrows the retention bound, then a deque (``append``): an empty
+        # deque is 760 bytes, a list of a stream's few events ~120 (a stream's log, issue #36).
+        self.events: builtins.list[LoggedEvent] | deque[LoggedEvent] = []
         self.last = 0
         # set while someone waits: each waiter's future and the loop time it times out at
         self.waiters: builtins.list[tuple[asyncio.Future[bool], float]] | None = None
@@ -305,7 +315,7 @@ def _event_list() -> TypeAdapter[builtins.list[StreamResponse]]:
     return TypeAdapter(builtins.list[StreamResponse])
 
 
-def _events_doc(events: deque[LoggedEvent]) -> bytes:
+def _events_doc(events: Sequence[LoggedEvent]) -> bytes:
     """A finished task's log as one document: the first seq, a newline, then the events as one
     JSON array (sequence numbers are contiguous, so the first is all a cold log needs to keep).
     One serializer call for the whole log rather than one per event (~1 % of a SendMessage)."""
@@ -356,9 +366,12 @@ class MemoryEventLog(EventLog):
     async def append(self, task_id: str, event: StreamResponse) -> int:
         log = self._logs.get(task_id) or self._log(task_id)  # (a call only for a new log)
         log.last += 1
-        log.events.append(LoggedEvent(log.last, event))
-        if len(log.events) > self.max_events_per_task:
-            log.events.popleft()
+        events = log.events
+        events.append(LoggedEvent(log.last, event))
+        if len(events) > self.max_events_per_task:
+            if not isinstance(events, deque):
+                events = log.events = deque(events)
+            events.popleft()
         waiters, log.waiters = log.waiters, None
         if waiters is not None:
             for waiter, _deadline in waiters:
