@@ -15,6 +15,8 @@ def frame(data: bytes, event_id: int | str | None = None) -> bytes:
     if b"\n" in data or b"\r" in data:
         lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
         body = b"".join(b"data: " + line + b"\n" for line in lines)
+    elif type(event_id) is int:  # every event of a task's log: one formatting, one copy
+        return b"id: %d\ndata: %b\n\n" % (event_id, data)
     else:
         body = b"data: " + data + b"\n"
     if event_id is not None:

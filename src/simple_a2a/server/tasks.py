@@ -165,8 +165,9 @@ class TaskManager:
             async with self._lock(task_id):
                 steps, seqs = await self._apply(task_id, events, metadata)
         task = steps[-1].task
-        for step, seq in zip(steps, seqs, strict=True):
-            await self._notify(task_id, seq, step.event, step.task)
+        if self.hooks:  # (no coroutine per event without hooks: a server without push)
+            for step, seq in zip(steps, seqs, strict=True):
+                await self._notify(task_id, seq, step.event, step.task)
         return task, seqs[-1]
 
     async def _apply(
