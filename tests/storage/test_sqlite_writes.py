@@ -224,3 +224,26 @@ async def test_a_point_read_runs_on_the_loop_and_falls_back_to_a_reader_thread(
     finally:
         other.close()
         await store.close()
+
+
+async def test_two_connections_appending_to_one_task_take_consecutive_seqs(
+    tmp_path: Path,
+) -> None:
+    """A streamed chunk takes its seq in the INSERT itself (``_APPEND_ONE``): two stores on one
+    file (as two processes) appending in turn, several per group commit, never share a seq."""
+    first, second = SQLiteStorage(tmp_path / "t.db"), SQLiteStorage(tmp_path / "t.db")
+    await first.open()
+    await second.open()
+    try:
+        await first.tasks.create(make_task("t1"))
+        seqs: list[int] = []
+        for _ in range(5):
+            for store in (first, second):
+                batch = [store.events.append("t1", status_event("t1")) for _ in range(3)]
+                seqs += await asyncio.gather(*batch)
+        assert sorted(seqs) == list(range(1, 31))
+        assert await second.events.last_seq("t1") == 30
+        assert [e.seq for e in await first.events.read("t1", 0)] == list(range(1, 31))
+    finally:
+        await first.close()
+        await second.close()

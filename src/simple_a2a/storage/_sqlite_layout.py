@@ -29,10 +29,16 @@ def write_rows(conn: Conn, task_id: str, plan: WritePlan) -> None:
         conn.execute(sql, (task_id, plan.artifact_count))
         sql = "DELETE FROM task_history WHERE task_id = ? AND position >= ?"
         conn.execute(sql, (task_id, plan.history_count))
-    if plan.artifacts:
-        conn.executemany(_ART_UPSERT, [(task_id, *row) for row in plan.artifacts])
-    if plan.history:
-        conn.executemany(_HIST_UPSERT, [(task_id, *row) for row in plan.history])
+    # One row (an artifact chunk, a message) through execute: executemany costs more per call.
+    artifacts, history = plan.artifacts, plan.history
+    if len(artifacts) == 1:
+        conn.execute(_ART_UPSERT, (task_id, *artifacts[0]))
+    elif artifacts:
+        conn.executemany(_ART_UPSERT, [(task_id, *row) for row in artifacts])
+    if len(history) == 1:
+        conn.execute(_HIST_UPSERT, (task_id, *history[0]))
+    elif history:
+        conn.executemany(_HIST_UPSERT, [(task_id, *row) for row in history])
 
 
 def split_documents(conn: Conn) -> None:

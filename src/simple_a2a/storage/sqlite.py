@@ -90,6 +90,11 @@ from .base import (
 )
 
 _COLUMNS = "id, doc, version, owner"
+#: One event appended at the task's next seq, which it answers (RETURNING: SQLite 3.35+).
+_APPEND_ONE = (
+    "INSERT INTO events (task_id, seq, doc)"
+    " SELECT ?, coalesce(max(seq), 0) + 1, ? FROM events WHERE task_id = ? RETURNING seq"
+)
 
 
 class SQLiteTaskStore(TaskStore):
@@ -164,30 +169,32 @@ class SQLiteTaskStore(TaskStore):
         by one would leave, with one UPDATE (an executor's artifact and final status: two)."""
         plans = [write_plan(task, change) for task, change in changes]
         last = changes[-1][0]
-        row = task_row(last)
-        # The last snapshot's core is every later one's: an update that does not rewrite the
-        # core (an artifact, a message) leaves it as the one before wrote it.
-        core = core_doc(last) if any(plan.core for plan in plans) else None
+        task_id = last.id
         count = len(changes)
+        # The last snapshot's core is every later one's: an update that does not rewrite the
+        # core (an artifact, a message) leaves it as the one before wrote it. An artifact chunk
+        # (no core) builds no row of indexed columns: only the version moves.
+        if any(plan.core for plan in plans):
+            row = task_row(last)
+            sql = (
+                "UPDATE tasks SET context_id = ?, state = ?, ts = ?, doc = ?,"
+                " version = version + ? WHERE id = ? AND version = ?"
+            )
+            args: tuple[Any, ...] = (
+                row.context_id, row.state, to_micros(row.ts), core_doc(last), count, task_id,
+                expected_version,
+            )  # fmt: skip
+        else:
+            sql = "UPDATE tasks SET version = version + ? WHERE id = ? AND version = ?"
+            args = (count, task_id, expected_version)
 
         def run(conn: Conn) -> int:
-            if core is not None:
-                cursor = conn.execute(
-                    "UPDATE tasks SET context_id = ?, state = ?, ts = ?, doc = ?,"
-                    " version = version + ? WHERE id = ? AND version = ?",
-                    (row.context_id, row.state, to_micros(row.ts), core, count, row.id,
-                     expected_version),
-                )  # fmt: skip
-            else:
-                cursor = conn.execute(
-                    "UPDATE tasks SET version = version + ? WHERE id = ? AND version = ?",
-                    (count, row.id, expected_version),
-                )
+            cursor = conn.execute(sql, args)
             if cursor.rowcount == 1:
                 for plan in plans:
-                    write_rows(conn, row.id, plan)
+                    write_rows(conn, task_id, plan)
                 return expected_version + count
-            current = conn.execute("SELECT version FROM tasks WHERE id = ?", (row.id,)).fetchone()
+            current = conn.execute("SELECT version FROM tasks WHERE id = ?", (task_id,)).fetchone()
             if current is None:
                 raise KeyError(last.id)
             raise ConcurrentUpdateError(
@@ -253,6 +260,13 @@ class SQLiteEventLog(EventLog):
         (``notify``) once it is committed."""
         docs = [event_doc(event) for event in events]
         keep = self.max_events_per_task
+        if len(docs) == 1 and keep is None:  # a streamed chunk: one statement, not two
+            args = (task_id, docs[0], task_id)
+
+            def run_one(conn: Conn) -> builtins.list[int]:
+                return [conn.execute(_APPEND_ONE, args).fetchone()[0]]
+
+            return run_one
 
         def run(conn: Conn) -> builtins.list[int]:
             sql = "SELECT coalesce(max(seq), 0) FROM events WHERE task_id = ?"
