@@ -264,7 +264,9 @@ class SQLiteEventLog(EventLog):
             args = (task_id, docs[0], task_id)
 
             def run_one(conn: Conn) -> builtins.list[int]:
-                return [conn.execute(_APPEND_ONE, args).fetchone()[0]]
+                # fetchall: steps the statement to its end (a RETURNING row left unread keeps
+                # the statement running inside the transaction)
+                return [row[0] for row in conn.execute(_APPEND_ONE, args).fetchall()]
 
             return run_one
 
