@@ -284,10 +284,15 @@ class _Slot:
         self.waiters = 0
 
 
+#: foreign wake-ups are counted per bucket of task ids: bounded memory; two tasks sharing a bucket
+#: only cost each other a database read
+_BUCKETS = 1024
+
+
 class ChangeNotifier:
     """Wakes ``EventLog.wait`` callers: at once for appends this process made (``notify``),
     and for appends made elsewhere either by the backend's own signal (PostgreSQL
-    LISTEN/NOTIFY calls ``notify``) or by polling.
+    LISTEN/NOTIFY or an event fan-out calls ``notify_foreign``) or by polling.
 
     Two polling modes:
 
@@ -295,23 +300,65 @@ class ChangeNotifier:
       ``PRAGMA data_version``): one shared poll every ``poll_interval`` while anyone waits;
       a change wakes every waiter, who re-checks its own task;
     - without: each waiter re-checks its task every ``poll_interval`` (a fallback behind a
-      push signal that normally does the work).
+      push signal that normally does the work), and that re-check always reads the database.
+
+    **Epochs** (issue #36): :meth:`epoch` counts the *foreign* wake-ups of a task (another
+    writer's append: ``notify_foreign``, ``notify_all``), so that a caught-up follower can trust
+    what this process appended (``RecentEvents``) instead of reading the database. The rule:
+    the database confirmed at some point that the task's log ends at ``after`` (this process's
+    own commit there, or a read), and the epoch captured *before* that confirmation is still
+    the epoch now. Then any other writer's later append (seq > ``after``) committed after the
+    confirmation, so its wake-up, sent after its commit, either came already (the epoch moved:
+    the follower reads the database) or is still to come, and finds the follower registered
+    (:meth:`wait` registers before it checks). That needs a signal that is delivered: the
+    epoch is None (never trusted) while it is not, i.e. without a running poller (``marker``)
+    or while ``signal()`` answers None (a LISTEN connection or a fan-out down); a new token
+    from ``signal()`` (reconnected, wake-ups may have been missed) counts as a foreign wake-up.
     """
 
     def __init__(
-        self, poll_interval: float, marker: Callable[[], Awaitable[object]] | None = None
+        self,
+        poll_interval: float,
+        marker: Callable[[], Awaitable[object]] | None = None,
+        signal: Callable[[], object] | None = None,
     ) -> None:
         self.poll_interval = poll_interval
         self._marker = marker
+        self._signal = signal
         self._slots: dict[str, _Slot] = {}
         self._poller: asyncio.Task[None] | None = None
+        self._foreign_all = 0  # notify_all calls (and signal tokens seen)
+        self._foreign = [0] * _BUCKETS  # notify_foreign calls, per bucket of task ids
+        self._token: object = None  # the signal token :meth:`epoch` saw last
+        self._polling: object = None  # the marker's poller's token, while it watches
+
+    def epoch(self, task_id: str) -> int | None:
+        """Foreign wake-ups of the task so far (only ever grows); None: none are delivered now."""
+        if self._marker is not None:
+            token = self._polling
+        else:
+            token = None if self._signal is None else self._signal()
+        if token is None:
+            return None
+        if token is not self._token:  # (re)connected: what came before may have been missed
+            self._token = token
+            self._foreign_all += 1
+        return self._foreign_all + self._foreign[hash(task_id) % _BUCKETS]
 
     def notify(self, task_id: str) -> None:
+        """This process appended to the task (the epoch does not move)."""
         slot = self._slots.pop(task_id, None)
         if slot is not None:
             slot.event.set()
 
+    def notify_foreign(self, task_id: str) -> None:
+        """Another writer appended to the task."""
+        self._foreign[hash(task_id) % _BUCKETS] += 1
+        self.notify(task_id)
+
     def notify_all(self) -> None:
+        """Another writer may have appended to any task."""
+        self._foreign_all += 1
         slots, self._slots = self._slots, {}
         for slot in slots.values():
             slot.event.set()
@@ -321,18 +368,23 @@ class ChangeNotifier:
         task_id: str,
         after: int,
         timeout: float,
-        last_seq: Callable[[str], Awaitable[int]],
+        last_seq: Callable[[str, bool], Awaitable[int]],
     ) -> bool:
+        """True once ``last_seq(task_id, trusted) > after``; False after ``timeout``.
+        ``trusted`` False: the answer must come from the database (a poll re-check)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        trusted = True
         while True:
-            # Register before checking, so an append between the check and the wait wakes us.
+            # Register before checking, so an append between the check and the wait wakes us;
+            # that is also what makes an answer from this process's own appends sound (class
+            # docstring): a wake-up that comes after the check finds the slot set up.
             slot = self._slots.get(task_id)
             if slot is None:
                 slot = self._slots[task_id] = _Slot()
             slot.waiters += 1
             try:
-                if await last_seq(task_id) > after:
+                if await last_seq(task_id, trusted) > after:
                     return True
                 remaining = deadline - loop.time()
                 if remaining <= 0:
@@ -349,6 +401,8 @@ class ChangeNotifier:
                     await asyncio.wait((woken,), timeout=remaining)
                 finally:
                     woken.cancel()
+                # A poll of its own (no marker) is the fallback for a lost wake-up: it reads.
+                trusted = self._marker is not None or slot.event.is_set()
             finally:
                 slot.waiters -= 1
                 if slot.waiters == 0 and self._slots.get(task_id) is slot:
@@ -363,7 +417,9 @@ class ChangeNotifier:
         try:
             seen = await self._marker()
             # Anything committed before that first reading may have been missed by a waiter
-            # that checked just before: let everyone re-check once.
+            # that checked just before: let everyone re-check once. From here on every commit
+            # of another connection is seen (the epoch may be trusted).
+            self._polling = object()
             self.notify_all()
             # Kept one interval past the last waiter: a follower between two events leaves
             # for a moment, and each restart wakes every waiter to re-check (issue #36).
@@ -379,6 +435,8 @@ class ChangeNotifier:
             raise
         except Exception:  # the store was closed under us, or the probe failed: waiters time out
             log.debug("storage change poll stopped", exc_info=True)
+        finally:
+            self._polling = None  # nobody watches: nothing appended here may be trusted
 
     async def close(self) -> None:
         poller, self._poller = self._poller, None

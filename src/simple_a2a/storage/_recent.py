@@ -13,9 +13,17 @@ Correct with other writers (replicas, other processes on one SQLite file): a tas
 only ever a *contiguous* range of seqs, each with the event committed at that seq (added after
 the commit, never before). ``read(after)`` is answered here only when ``after + 1`` is in the
 run — what it returns is then exactly what the database holds for those seqs; anything else
-(an older cursor, events appended elsewhere) goes to the database. ``newer_than`` can only say
-"yes, there is more": "no" always asks the database. An append whose seq does not follow the
-run (another process appended in between) starts a new run.
+(an older cursor, events appended elsewhere) goes to the database. An append whose seq does not
+follow the run (another process appended in between) starts a new run; one that settles after a
+later one of this process (seq below the run's end) is left to the database.
+
+A caught-up follower (``after`` is the run's end) is answered "nothing newer" without the
+database only while the run is *confirmed*: the epoch of the task (``ChangeNotifier.epoch``,
+the foreign wake-ups so far) captured before the database last said the log ends there — this
+process's commit of that seq (``add(..., epoch)``, captured before the write) or a read of the
+last seq (``last_seq_for``) — is still the epoch now. ``ChangeNotifier``'s docstring argues why
+that misses no other writer's append; a read that finds more than the run unconfirms it.
+Measured (bench/notes-h-follow.md): a caught-up follower no longer reads the store per chunk.
 
 Bounded: :data:`PER_TASK` events per task, :data:`TASKS` tasks (least recently appended
 forgotten first); about 1-2 KiB per small event, so at most ~100 MiB at 4,096 busy tasks.
@@ -35,31 +43,71 @@ PER_TASK = 16
 TASKS = 4096
 
 
+class _Run(deque[LoggedEvent]):
+    """A task's contiguous events, and the epoch captured before the database last confirmed
+    that the log ends with them (None: not confirmed)."""
+
+    __slots__ = ("confirmed",)
+
+    def __init__(self, maxlen: int) -> None:
+        super().__init__((), maxlen)
+        self.confirmed: int | None = None
+
+
+def _never(task_id: str) -> int | None:
+    return None
+
+
 class RecentEvents:
     def __init__(
-        self, per_task: int = PER_TASK, tasks: int = TASKS, *, trimmed_to: int | None = None
+        self,
+        per_task: int = PER_TASK,
+        tasks: int = TASKS,
+        *,
+        trimmed_to: int | None = None,
+        epoch: Callable[[str], int | None] = _never,
     ) -> None:
         # never more than the log keeps (``max_events_per_task``): what is trimmed is not served
         self._per_task = per_task if trimmed_to is None else max(1, min(per_task, trimmed_to))
         self._tasks = tasks
-        self._runs: OrderedDict[str, deque[LoggedEvent]] = OrderedDict()
+        self._runs: OrderedDict[str, _Run] = OrderedDict()
+        #: the task's foreign wake-ups so far (``ChangeNotifier.epoch``)
+        self.epoch = epoch
 
-    def add(self, task_id: str, seqs: Sequence[int], events: Sequence[StreamResponse]) -> None:
-        """Events just committed at ``seqs`` (consecutive, ascending)."""
+    def add(
+        self,
+        task_id: str,
+        seqs: Sequence[int],
+        events: Sequence[StreamResponse],
+        epoch: int | None = None,
+    ) -> None:
+        """Events just committed at ``seqs`` (consecutive, ascending); ``epoch``: the task's,
+        captured before the write (None: the run is not confirmed)."""
         run = self._runs.get(task_id)
+        if run is not None and run and seqs[-1] <= run[-1].seq:
+            return  # a write of this process that settled after a later one: the run is newer
         if run is None or not run or run[-1].seq + 1 != seqs[0]:
-            run = self._runs[task_id] = deque(maxlen=self._per_task)
+            run = self._runs[task_id] = _Run(self._per_task)
         else:
             self._runs.move_to_end(task_id)
         run.extend(LoggedEvent(seq, event) for seq, event in zip(seqs, events, strict=True))
+        run.confirmed = epoch
         if len(self._runs) > self._tasks:
             self._runs.popitem(last=False)
+
+    def caught_up(self, task_id: str, after: int) -> bool:
+        """True when the log provably ends at ``after`` but for wake-ups still to come (the run
+        ends there and is confirmed at the current epoch: module docstring)."""
+        run = self._runs.get(task_id)
+        if run is None or not run or run[-1].seq != after or run.confirmed is None:
+            return False
+        return run.confirmed == self.epoch(task_id)
 
     def read(self, task_id: str, after: int, limit: int | None) -> list[LoggedEvent] | None:
         """The events after ``after`` as the database holds them, or None: ask the database."""
         run = self._runs.get(task_id)
         if run is None or not run or not run[0].seq <= after + 1 <= run[-1].seq:
-            return None
+            return [] if self.caught_up(task_id, after) else None
         start = after + 1 - run[0].seq
         stop = len(run) if limit is None else min(len(run), start + limit)
         return [run[i] for i in range(start, stop)]
@@ -71,14 +119,32 @@ class RecentEvents:
 
     def last_seq_for(
         self, after: int, last_seq: Callable[[str], Awaitable[int]]
-    ) -> Callable[[str], Awaitable[int]]:
+    ) -> Callable[[str, bool], Awaitable[int]]:
         """``last_seq`` for a waiter at ``after`` (``ChangeNotifier.wait``): no read of the
-        database when this process appended later than ``after``."""
+        database when this process appended later than ``after``, nor, if ``trusted``, when
+        the follower is :meth:`caught_up`."""
 
-        async def known_or_read(task_id: str) -> int:
-            return after + 1 if self.newer_than(task_id, after) else await last_seq(task_id)
+        async def known_or_read(task_id: str, trusted: bool) -> int:
+            if self.newer_than(task_id, after):
+                return after + 1
+            if trusted and self.caught_up(task_id, after):
+                return after
+            epoch = self.epoch(task_id)  # before the read: what it confirms holds from here
+            seq = await last_seq(task_id)
+            self._confirm(task_id, seq, epoch)
+            return seq
 
         return known_or_read
+
+    def _confirm(self, task_id: str, seq: int, epoch: int | None) -> None:
+        """The database said the log ends at ``seq`` (read after ``epoch`` was captured)."""
+        run = self._runs.get(task_id)
+        if run is None or not run:
+            return
+        if seq > run[-1].seq:
+            run.confirmed = None  # another writer appended: its wake-up may be on its way
+        elif seq == run[-1].seq and epoch is not None:
+            run.confirmed = epoch if run.confirmed is None else max(run.confirmed, epoch)
 
     def forget(self, task_id: str) -> None:
         self._runs.pop(task_id, None)

@@ -4,8 +4,10 @@
 statement also ``pg_notify``-s its task id, and NOTIFY serialises the commits of the whole
 database (a global lock at commit): it is what limits a cluster's event rate. With one, the
 append statements do not notify; after the commit the appending process *publishes*
-``(task_id, seq)`` to the fan-out, and every replica's fan-out reader wakes that replica's
-waiters of the task (``ChangeNotifier.notify``), exactly as a NOTIFY would.
+``(task_id, seq)`` to the fan-out, and every other replica's fan-out reader wakes that replica's
+waiters of the task (``ChangeNotifier.notify_foreign``), exactly as a NOTIFY would; a replica
+skips its own messages (its appender woke its waiters already, and an own append must not look
+like another writer's: ``_common.ChangeNotifier``, issue #36).
 
 PostgreSQL stays the record: a message only says "look again", readers always read the events
 from PostgreSQL. So a message lost, late or never sent (the engine down, a full buffer) only
@@ -22,6 +24,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -31,8 +34,8 @@ __all__ = ["EventFanout", "RedisFanout", "fanout_from"]
 
 log = library_logger("simple_a2a.storage.fanout")
 
-#: what a reader calls: a task changed (wake its waiters), or messages may have been missed
-#: (wake every waiter, each re-checks its own task)
+#: what a reader calls: another replica appended to a task (wake its waiters), or messages may
+#: have been missed (wake every waiter, each re-checks its own task)
 OnTask = Callable[[str], None]
 OnGap = Callable[[], None]
 
@@ -54,6 +57,12 @@ class EventFanout(abc.ABC):
     @abc.abstractmethod
     async def close(self) -> None:
         """Stop reading and publishing; idempotent."""
+
+    def delivering(self) -> object:
+        """A token that stays the same object while messages are read without a gap, None
+        while they may not be (``ChangeNotifier``'s ``signal``: followers trust this process's
+        appends only then). This default never vouches: followers read the database."""
+        return None
 
 
 class RedisFanout(EventFanout):
@@ -93,6 +102,9 @@ class RedisFanout(EventFanout):
         self._tasks: list[asyncio.Task[None]] = []
         self._clients: list[Any] = []
         self._down = False
+        #: tells this replica's own messages from the others' (``"o"`` of each entry)
+        self._origin = uuid.uuid4().hex[:16].encode()
+        self._reader_token: object = None  # see delivering(): replaced at each (re)connection
 
     # -- health: one warning per outage, shared by the reader and the publisher --
 
@@ -174,7 +186,7 @@ class RedisFanout(EventFanout):
                     for task_id, seq in batch.items():
                         pipe.xadd(
                             self.stream,
-                            {"t": task_id, "s": seq},
+                            {"t": task_id, "s": seq, "o": self._origin},
                             maxlen=self.maxlen,
                             approximate=True,
                         )
@@ -201,9 +213,11 @@ class RedisFanout(EventFanout):
                     seconds, micros = await client.time()
                     last = f"{int(seconds) * 1000 + int(micros) // 1000 - 1}-0"
                     self._came_up()
+                    self._reader_token = object()
                     on_gap()  # anything published before (or while down) was not seen
                 reply = await client.xread({self.stream: last}, count=1000, block=self.block_ms)
             except (RedisError, OSError) as exc:
+                self._reader_token = None
                 self._went_down("reading", exc)
                 last = None
                 await asyncio.sleep(backoff)
@@ -215,10 +229,14 @@ class RedisFanout(EventFanout):
                 for entry_id, fields in entries:
                     last = entry_id
                     task_id = fields.get(b"t")
-                    if task_id is not None:
+                    if task_id is not None and fields.get(b"o") != self._origin:
                         on_task(task_id.decode())
 
+    def delivering(self) -> object:
+        return self._reader_token
+
     async def close(self) -> None:
+        self._reader_token = None
         tasks, self._tasks = self._tasks, []
         for task in tasks:
             task.cancel()

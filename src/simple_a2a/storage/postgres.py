@@ -65,6 +65,7 @@ from ._layout import assemble, core_doc, full_plan, write_plan
 from ._leases import PostgresLeaseStore
 from ._pg_layout import TaskSQL, event_ctes, notifying
 from ._pg_schema import migrations
+from ._pg_sessions import OwnSessions
 from ._queue import PostgresWorkQueue, WorkQueue
 from ._recent import RecentEvents
 from .base import (
@@ -115,7 +116,7 @@ class _Database:
         self._pool: asyncpg.Pool | None = None
         self._listener: asyncpg.Connection | None = None
         self._listener_retry_at = 0.0
-        self.on_notify: Any = None
+        self.sessions = OwnSessions()  # which NOTIFYs are this process's own
         self._opening = asyncio.Lock()
 
     @property
@@ -137,7 +138,7 @@ class _Database:
             raise StorageError(
                 "PostgreSQL storage needs asyncpg: pip install 'simple-a2a[postgres]'"
             ) from exc
-        pool = await asyncpg.create_pool(self.dsn, **self.pool_options)
+        pool = await asyncpg.create_pool(self.dsn, **self.sessions.pool_options(self.pool_options))
         try:
             async with pool.acquire() as conn:
                 await self._migrate(conn)
@@ -184,17 +185,13 @@ class _Database:
 
         try:
             conn = await asyncpg.connect(self.dsn)
-            await conn.add_listener(self.channel, self._notified)
+            await conn.add_listener(self.channel, self.sessions.notified)
         except (OSError, asyncpg.PostgresError) as exc:
             self._listener_retry_at = time.monotonic() + 5
             log.warning("cannot LISTEN on %s (polling instead): %r", self.channel, exc)
             return
         conn.add_termination_listener(self._listener_lost)
         self._listener = conn
-
-    def _notified(self, conn: Any, pid: int, channel: str, payload: str) -> None:
-        if self.on_notify is not None:
-            self.on_notify(payload)
 
     def _listener_lost(self, conn: Any) -> None:
         if conn is self._listener:
@@ -361,21 +358,20 @@ class PostgresEventLog(EventLog):
         channel = 3 if db.listens else None
         self._append_sql = f"WITH {event_ctes(db.s, 2)} SELECT ins.seq FROM ins{notifying(channel)}"
         #: what this process appended last, for the streams following it (``_recent``)
-        self.recent = RecentEvents(trimmed_to=max_events_per_task)
+        self.recent = RecentEvents(trimmed_to=max_events_per_task, epoch=notifier.epoch)
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
-        db = self._db
-        doc = event_doc(event)
+        db, doc, epoch = self._db, event_doc(event), self.recent.epoch(task_id)
         seq = int(await db.pool.fetchval(self._append_sql, task_id, doc, *db.notify_args))
-        await self.appended(task_id, [seq], [event])
+        await self.appended(task_id, [seq], [event], epoch)
         return seq
 
     async def appended(
-        self, task_id: str, seqs: Sequence[int], events: Sequence[StreamResponse]
+        self, task_id: str, seqs: Sequence[int], events: Sequence[StreamResponse], epoch: int | None
     ) -> None:
-        """After appends committed: keep them for followers, trim the log, wake this
-        process's waiters (and, with a fan-out, the other replicas')."""
-        self.recent.add(task_id, seqs, events)
+        """After appends committed: keep them for followers (``epoch``: the task's before the
+        commit), trim the log, wake this process's waiters (with a fan-out, other replicas')."""
+        self.recent.add(task_id, seqs, events, epoch)
         seq = seqs[-1]
         db = self._db
         keep = self.max_events_per_task
@@ -535,8 +531,9 @@ class PostgresStorage(Storage):
         pool_options.setdefault("reset", _keep_session)
         self.fanout = fanout_from(fanout)
         self._db = _Database(dsn, schema, pool_options, listens=self.fanout is None)
-        self._notifier = ChangeNotifier(poll_interval)
-        self._db.on_notify = self._notifier.notify
+        signal = self.fanout.delivering if self.fanout else lambda: self._db._listener
+        self._notifier = ChangeNotifier(poll_interval, signal=signal)
+        self._db.sessions.on_foreign = self._notifier.notify_foreign
         self._tasks = self.tasks = PostgresTaskStore(self._db)
         self._events = self.events = PostgresEventLog(
             self._db, self._notifier, max_events_per_task, self.fanout
@@ -555,7 +552,7 @@ class PostgresStorage(Storage):
         await self._db.open()
         if self.fanout is not None:
             notifier = self._notifier
-            await self.fanout.start(self._db.channel, notifier.notify, notifier.notify_all)
+            await self.fanout.start(self._db.channel, notifier.notify_foreign, notifier.notify_all)
 
     async def record(
         self,
@@ -569,6 +566,7 @@ class PostgresStorage(Storage):
         """The snapshot and its event in one transaction: a process killed between the two
         never leaves a task change that no subscriber or webhook will ever see."""
         # One statement (``*_logged`` in _pg_layout.py): atomic without BEGIN and COMMIT.
+        epoch = self._events.recent.epoch(task.id)  # before the commit (``_recent``)
         async with self._db.pool.acquire() as conn:
             if expected_version is None:
                 version, seq = await self._tasks.create_on(conn, task, owner, event)
@@ -576,7 +574,7 @@ class PostgresStorage(Storage):
                 version, seq = await self._tasks.update_on(
                     conn, task, expected_version, change, event
                 )
-        await self._events.appended(task.id, [seq], [event])
+        await self._events.appended(task.id, [seq], [event], epoch)
         return version, seq
 
     atomic_steps = True
@@ -585,7 +583,7 @@ class PostgresStorage(Storage):
         self, steps: Sequence[RecordStep], *, expected_version: int
     ) -> list[int]:
         """All the steps in one transaction (one round trip of statements on one connection)."""
-        seqs = []
+        seqs, epoch = [], self._events.recent.epoch(steps[0].task.id) if steps else None
         async with self._db.pool.acquire() as conn, conn.transaction():
             for i, step in enumerate(steps):
                 _, seq = await self._tasks.update_on(
@@ -593,7 +591,7 @@ class PostgresStorage(Storage):
                 )
                 seqs.append(seq)
         if seqs:
-            await self._events.appended(steps[0].task.id, seqs, [step.event for step in steps])
+            await self._events.appended(steps[0].task.id, seqs, [s.event for s in steps], epoch)
         return seqs
 
     async def close(self) -> None:

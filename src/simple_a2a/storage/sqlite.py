@@ -244,11 +244,12 @@ class SQLiteEventLog(EventLog):
         self._notifier = notifier
         self.max_events_per_task = max_events_per_task
         #: what this process appended last, for the streams following it (``_recent``)
-        self.recent = RecentEvents(trimmed_to=max_events_per_task)
+        self.recent = RecentEvents(trimmed_to=max_events_per_task, epoch=notifier.epoch)
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
+        epoch = self.recent.epoch(task_id)  # before the commit (``_recent``)
         (seq,) = await self._db.write(self.appending(task_id, [event]))
-        self.recent.add(task_id, [seq], [event])
+        self.recent.add(task_id, [seq], [event], epoch)
         self._notifier.notify(task_id)
         return seq
 
@@ -471,12 +472,13 @@ class SQLiteStorage(Storage):
             else SQLiteTaskStore.updating(task, expected_version, change)
         )
         append = self._events.appending(task.id, [event])
+        epoch = self._events.recent.epoch(task.id)  # before the commit (``_recent``)
 
         def run(conn: Conn) -> tuple[int, int]:
             return store(conn), append(conn)[0]
 
         version, seq = await self._db.write(run)
-        self._events.recent.add(task.id, [seq], [event])
+        self._events.recent.add(task.id, [seq], [event], epoch)
         self._events.notify(task.id)
         return version, seq
 
@@ -493,13 +495,14 @@ class SQLiteStorage(Storage):
             [(step.task, step.change) for step in steps], expected_version
         )
         append = self._events.appending(steps[0].task.id, [step.event for step in steps])
+        epoch = self._events.recent.epoch(steps[0].task.id)  # before the commit (``_recent``)
 
         def run(conn: Conn) -> list[int]:
             store(conn)
             return append(conn)
 
         seqs = await self._db.write(run)
-        self._events.recent.add(steps[0].task.id, seqs, [step.event for step in steps])
+        self._events.recent.add(steps[0].task.id, seqs, [step.event for step in steps], epoch)
         self._events.notify(steps[0].task.id)
         return seqs
 
