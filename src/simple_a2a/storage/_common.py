@@ -326,6 +326,7 @@ class ChangeNotifier:
         self._marker = marker
         self._signal = signal
         self._slots: dict[str, _Slot] = {}
+        self._waiting = 0  # calls of wait() in progress (a notified one has left its slot)
         self._poller: asyncio.Task[None] | None = None
         self._foreign_all = 0  # notify_all calls (and signal tokens seen)
         self._foreign = [0] * _BUCKETS  # notify_foreign calls, per bucket of task ids
@@ -372,6 +373,19 @@ class ChangeNotifier:
     ) -> bool:
         """True once ``last_seq(task_id, trusted) > after``; False after ``timeout``.
         ``trusted`` False: the answer must come from the database (a poll re-check)."""
+        self._waiting += 1
+        try:
+            return await self._wait(task_id, after, timeout, last_seq)
+        finally:
+            self._waiting -= 1
+
+    async def _wait(
+        self,
+        task_id: str,
+        after: int,
+        timeout: float,
+        last_seq: Callable[[str, bool], Awaitable[int]],
+    ) -> bool:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         trusted = True
@@ -422,11 +436,13 @@ class ChangeNotifier:
             self._polling = object()
             self.notify_all()
             # Kept one interval past the last waiter: a follower between two events leaves
-            # for a moment, and each restart wakes every waiter to re-check (issue #36).
+            # for a moment, and each restart wakes every waiter to re-check (issue #36). Waits
+            # in progress, not slots: an append empties its task's slot until the woken
+            # waiters run (500 streams: 7 restarts in 20 chunks, each a read per follower).
             idle = 0
             while idle < 2:
                 await asyncio.sleep(self.poll_interval)
-                idle = 0 if self._slots else idle + 1
+                idle = 0 if self._waiting else idle + 1
                 current = await self._marker()
                 if current != seen:
                     seen = current
