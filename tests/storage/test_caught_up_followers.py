@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import secrets
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +31,9 @@ from simple_a2a.storage.sqlite import SQLiteStorage
 
 from .conformance import make_task, status_event
 from .conformance_wakeups import NO_POLL, SIGNAL_BOUND, opened, registered
+from .conftest import REDIS
 
 DSN = os.environ.get("SIMPLE_A2A_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
-REDIS = os.environ.get("SIMPLE_A2A_TEST_REDIS", "redis://127.0.0.1:6379/0")
 #: chunks per test: a read per chunk would be this many reads per follower
 CHUNKS = 20
 
@@ -249,23 +248,6 @@ async def test_postgres_follower_sees_an_unsignalled_append_by_the_poll(
 
     async with opened(watcher, silent):
         await check_sees_another_writers_append(watcher, append, bound=3.0)
-
-
-@pytest.fixture
-async def redis_stream() -> AsyncIterator[str]:
-    aioredis = pytest.importorskip("redis.asyncio", reason="redis is not installed")
-    client = aioredis.Redis.from_url(REDIS, socket_connect_timeout=2)
-    try:
-        await client.ping()
-    except Exception as exc:
-        await client.aclose()
-        pytest.skip(f"Redis not reachable at {REDIS}: {exc!r}")
-    key = f"a2a_test_{secrets.token_hex(6)}"
-    try:
-        yield key
-    finally:
-        await client.delete(key)
-        await client.aclose()
 
 
 async def test_fanout_follower_sees_another_replica_s_append(

@@ -13,11 +13,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import secrets
 import shutil
 import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,40 +36,23 @@ from .conformance_wakeups import (
     opened,
     woken,
 )
+from .conftest import REDIS
 
 pytest.importorskip("asyncpg", reason="asyncpg is not installed (simple-a2a[postgres])")
 aioredis = pytest.importorskip("redis.asyncio", reason="redis is not installed (simple-a2a[redis])")
 
 DSN = os.environ.get("SIMPLE_A2A_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
-REDIS = os.environ.get("SIMPLE_A2A_TEST_REDIS", "redis://127.0.0.1:6379/0")
 #: nothing listens there (port 1 needs root to bind): connection refused at once
 UNREACHABLE = "redis://127.0.0.1:1/0"
-
-
-@pytest.fixture
-async def stream() -> AsyncIterator[str]:
-    """A stream key of this test's own on the real Redis, deleted afterwards."""
-    client = aioredis.Redis.from_url(REDIS, socket_connect_timeout=2)
-    try:
-        await client.ping()
-    except Exception as exc:
-        await client.aclose()
-        pytest.skip(f"Redis not reachable at {REDIS}: {exc!r}")
-    key = f"a2a_test_{secrets.token_hex(6)}"
-    try:
-        yield key
-    finally:
-        await client.delete(key)
-        await client.aclose()
 
 
 class TestRedisFanoutWakeups(WakeupConformance):
     signal_can_be_unreachable = True
 
     @pytest.fixture
-    def make_storage(self, postgres_schema: str, stream: str) -> StorageFactory:
+    def make_storage(self, postgres_schema: str, redis_stream: str) -> StorageFactory:
         def make(*, unreachable_signal: bool = False, **options: Any) -> Storage:
-            fanout = RedisFanout(UNREACHABLE if unreachable_signal else REDIS, stream=stream)
+            fanout = RedisFanout(UNREACHABLE if unreachable_signal else REDIS, stream=redis_stream)
             return PostgresStorage(
                 DSN, schema=postgres_schema, max_size=4, fanout=fanout, **options
             )
@@ -79,13 +61,15 @@ class TestRedisFanoutWakeups(WakeupConformance):
 
 
 async def test_appends_publish_to_the_stream_and_do_not_notify(
-    postgres_schema: str, stream: str
+    postgres_schema: str, redis_stream: str
 ) -> None:
     """With a fan-out the statements carry no pg_notify (the point: NOTIFY's commit lock), and
     each committed append leaves ``(task id, seq)`` in the schema's stream."""
     import asyncpg
 
-    store = PostgresStorage(DSN, schema=postgres_schema, fanout=RedisFanout(REDIS, stream=stream))
+    store = PostgresStorage(
+        DSN, schema=postgres_schema, fanout=RedisFanout(REDIS, stream=redis_stream)
+    )
     listener = await asyncpg.connect(DSN)
     notified: list[str] = []
     await listener.add_listener(f"a2a_events.{postgres_schema}", lambda *a: notified.append(a[3]))
@@ -99,7 +83,7 @@ async def test_appends_publish_to_the_stream_and_do_not_notify(
             deadline = time.monotonic() + SIGNAL_BOUND
             entries: list[Any] = []
             while len(entries) < 2 and time.monotonic() < deadline:
-                entries = await client.xrange(stream)
+                entries = await client.xrange(redis_stream)
                 await asyncio.sleep(0.05)
         published = [(fields[b"t"], int(fields[b"s"])) for _, fields in entries]
         # appends to one task while a batch was on its way coalesce to its newest seq
