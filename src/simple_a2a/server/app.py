@@ -76,8 +76,9 @@ def _with_defaults(card: AgentCard) -> AgentCard:
 
 _heap_frozen = False
 
-#: CPython's own collection thresholds; a process that set others keeps them
-_INTERPRETER_THRESHOLDS = (700, 10, 10)
+#: CPython's own collection thresholds (700 up to 3.11, 2,000 from 3.12); a process that set
+#: others keeps them
+_INTERPRETER_THRESHOLDS = ((700, 10, 10), (2000, 10, 10))
 #: the young generation's threshold we set instead (the older two stay as they are)
 YOUNG_THRESHOLD = 20_000
 
@@ -102,8 +103,9 @@ def freeze_startup_heap() -> None:
         _heap_frozen = True
         gc.collect()  # what is garbage now is collected, not frozen
         gc.freeze()
-        if gc.get_threshold() == _INTERPRETER_THRESHOLDS:
-            gc.set_threshold(YOUNG_THRESHOLD, *_INTERPRETER_THRESHOLDS[1:])
+        threshold = gc.get_threshold()
+        if threshold in _INTERPRETER_THRESHOLDS:
+            gc.set_threshold(YOUNG_THRESHOLD, *threshold[1:])
 
 
 class A2AServer:
