@@ -13,7 +13,6 @@ a direct reply belongs to no task).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable
 from dataclasses import dataclass, field
@@ -86,26 +85,29 @@ class _Done:
 _DONE = _Done()
 
 
-class CancelSignal:
-    """Set when the client cancels the task. ``await ctx.cancelled.wait()`` or poll ``bool()``."""
+class _LazyEvent:
+    """``asyncio.Event``'s ``set``/``clear``/``is_set``/``wait``, its Event made by the first
+    waiter and dropped when set: most are never waited for, and an ``asyncio.Event`` is two
+    Python calls to build and keeps an empty deque (760 bytes) for its life, on every open
+    stream (tracemalloc at 500 streams, issue #36). Dropping it on ``set`` is safe: ``set``
+    resolves the waiters' futures at once, and the next waiter makes a new one."""
 
     __slots__ = ("_event", "_set")
 
     def __init__(self) -> None:
-        # The event is made by the first waiter: most executions are never cancelled and never
-        # wait for it, and an ``asyncio.Event`` is two Python calls to build (issue #36).
         self._event: asyncio.Event | None = None
         self._set = False
 
     def set(self) -> None:
         self._set = True
-        if self._event is not None:
-            self._event.set()
+        event, self._event = self._event, None
+        if event is not None:
+            event.set()
+
+    def clear(self) -> None:
+        self._set = False
 
     def is_set(self) -> bool:
-        return self._set
-
-    def __bool__(self) -> bool:
         return self._set
 
     async def wait(self) -> None:
@@ -115,49 +117,17 @@ class CancelSignal:
             self._event = asyncio.Event()
         await self._event.wait()
 
-    def __await__(self) -> Generator[Any, Any, Any]:
-        return self.wait().__await__()
 
+class CancelSignal(_LazyEvent):
+    """Set when the client cancels the task. ``await ctx.cancelled.wait()`` or poll ``bool()``."""
 
-class Changed:
-    """What ``asyncio.Event`` does for ``TaskHandle.changed`` (``set``, ``clear``, ``is_set``,
-    ``wait``), holding a list of waiters only while someone waits: an ``asyncio.Event`` keeps an
-    empty deque, 760 bytes of every open stream's 36 KiB (tracemalloc at 500 streams, #36)."""
+    __slots__ = ()
 
-    __slots__ = ("_set", "_waiters")
-
-    def __init__(self) -> None:
-        self._set = False
-        self._waiters: list[asyncio.Future[bool]] | None = None
-
-    def is_set(self) -> bool:
+    def __bool__(self) -> bool:
         return self._set
 
-    def set(self) -> None:
-        if self._set:
-            return
-        self._set = True
-        waiters, self._waiters = self._waiters, None
-        for waiter in waiters or ():
-            if not waiter.done():
-                waiter.set_result(True)
-
-    def clear(self) -> None:
-        self._set = False
-
-    async def wait(self) -> bool:
-        if self._set:
-            return True
-        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        if self._waiters is None:
-            self._waiters = []
-        self._waiters.append(waiter)
-        try:
-            return await waiter
-        finally:
-            if waiter.cancelled() and self._waiters is not None:
-                with contextlib.suppress(ValueError):
-                    self._waiters.remove(waiter)
+    def __await__(self) -> Generator[Any, Any, Any]:
+        return self.wait().__await__()
 
 
 def _as_message(content: MessageLike | None, task: Task) -> Message | None:
@@ -217,7 +187,7 @@ class TaskHandle:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self.reply_message: Message | None = None
-        self.changed = Changed()  # set on each recorded change (the handler waits on it)
+        self.changed = _LazyEvent()  # set on each recorded change (the handler waits on it)
         self._fenced = False  # see fence()
 
     # -- reading --
