@@ -267,3 +267,40 @@ async def test_fanout_follower_sees_another_replica_s_append(
     async with opened(watcher, other):
         await registered()  # the fan-out readers connected
         await check_sees_another_writers_append(watcher, append)
+
+
+async def test_postgres_waiters_of_one_task_share_their_poll_re_checks(
+    postgres_schema: str,
+) -> None:
+    """Many waiters of one task, their signal lost: each interval's re-check is one read of the
+    database for all of them, not one per waiter (10,000 subscribers of one task were 10,000
+    reads a second: issue #36), and every waiter still sees the unsignalled append."""
+    pytest.importorskip("redis.asyncio", reason="redis is not installed (simple-a2a[redis])")
+    from simple_a2a.storage.fanout import RedisFanout
+
+    statements: list[str] = []
+
+    async def init(conn: Any) -> None:
+        conn.add_query_logger(lambda logged: statements.append(logged.query))
+
+    interval, waiters, stagger = 0.1, 100, 0.01
+    watcher = postgres(postgres_schema, poll_interval=interval, init=init)
+    silent = postgres(postgres_schema, fanout=RedisFanout("redis://127.0.0.1:1/0"))
+    async with opened(watcher, silent):
+        await TaskManager(watcher).create(make_task("t1"), owner=None)
+        del statements[:]
+        started = asyncio.get_running_loop().time()
+        waits = []
+        for _ in range(waiters):  # staggered, as subscribers arrive: their timers are too
+            waits.append(asyncio.create_task(watcher.events.wait("t1", 1, 30.0)))
+            await asyncio.sleep(stagger)
+        await asyncio.sleep(5 * interval)
+        elapsed = asyncio.get_running_loop().time() - started
+        rechecks = [s for s in statements if "event_seqs" in s]
+        # one per interval (and one per waiter's first check); per waiter it would be ~800
+        print("RECHECKS", len(rechecks), elapsed)
+        assert len(rechecks) <= waiters + 2 * elapsed / interval, len(rechecks)
+        assert not any(wait.done() for wait in waits)
+        assert await silent.events.append("t1", working("t1", 2)) == 2
+        results = await asyncio.wait_for(asyncio.gather(*waits), 4 * interval + SIGNAL_BOUND)
+        assert results == [True] * waiters

@@ -126,7 +126,9 @@ class RecentEvents:
 
         async def known_or_read(task_id: str, trusted: bool) -> int:
             if self.newer_than(task_id, after):
-                return after + 1
+                # the seq this process committed last: the database holds at least that much
+                # (a lower bound that any waiter of the task may compare with its own ``after``)
+                return self._runs[task_id][-1].seq
             if trusted and self.caught_up(task_id, after):
                 return after
             epoch = self.epoch(task_id)  # before the read: what it confirms holds from here

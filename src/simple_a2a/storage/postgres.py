@@ -29,9 +29,10 @@ Layout. Everything lives in one schema (``schema=``, default ``a2a``), created i
 
 ``wait()``: one dedicated connection LISTENs on the schema's channel and wakes waiters of the
 notified task at once. As a fallback (the listening connection dropped, a notification lost)
-each waiter re-checks its task every ``poll_interval`` seconds (default 1 s); a dropped listener
-is re-established by the next ``wait()``. With an event fan-out (``fanout.py``) there is no
-NOTIFY nor LISTEN for events: the appender publishes after its commit; the poll fallback stays.
+the waiters of a task re-check it every ``poll_interval`` seconds (default 1 s), one read of the
+database per task and interval shared by all of them; a dropped listener is re-established by
+the next ``wait()``. With an event fan-out (``fanout.py``) there is no NOTIFY nor LISTEN for
+events: the appender publishes after its commit; the poll fallback stays.
 """
 
 from __future__ import annotations
