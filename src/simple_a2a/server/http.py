@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pydantic_core
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from ..auth.caller import scope_caller, scope_failure
@@ -269,19 +269,56 @@ def sse_response(
     items: AsyncIterator[StreamItem],
     render: Callable[[StreamItem], bytes],
     headers: dict[str, str],
-) -> Response:
+) -> EventStream:
     """An SSE stream: one event per item, ``id:`` = sequence number, comments as keep-alive."""
+    return EventStream(items, render, headers)
 
-    async def body() -> AsyncIterator[bytes]:
+
+#: The headers of every SSE response (Starlette's spelling of the content type, as before).
+_SSE_HEADERS = (
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+)
+
+
+class EventStream:
+    """An SSE response: the start, then a body message per item, sent from the request's task.
+
+    What Starlette's ``StreamingResponse`` did, with less machinery (issue #36): under uvicorn
+    (ASGI spec 2.3) it ran the body in a second task of an anyio task group, with a cancel
+    scope, the request's task listening for the disconnect, and one more async generator
+    layer per chunk. Here the body runs in the request's task and a small task waits for
+    ``http.disconnect`` (uvicorn ignores sends to a closed connection, so without it a stream
+    whose task is idle would stay open until the task ends); when it comes, the body is
+    cancelled and the response ends quietly, as :func:`close_streams` ends it."""
+
+    __slots__ = ("items", "raw_headers", "render")
+
+    def __init__(
+        self,
+        items: AsyncIterator[StreamItem],
+        render: Callable[[StreamItem], bytes],
+        headers: Mapping[str, str],
+    ) -> None:
+        self.items = items
+        self.render = render
+        self.raw_headers = [*_SSE_HEADERS, *map(_raw_header, headers.keys(), headers.values())]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         me = asyncio.current_task()
-        if me is not None:
-            _STREAMING.add(me)
+        assert me is not None
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        watcher = asyncio.ensure_future(_until_disconnect(receive))
+        watcher.add_done_callback(functools.partial(_client_gone, me))
+        _STREAMING.add(me)
+        render = self.render
+        frame = sse.frame
         try:
-            async for item in items:
-                if item.event is None:
-                    yield sse.KEEPALIVE
-                else:
-                    yield sse.frame(render(item), item.seq)
+            async for item in self.items:
+                event = item.event
+                body = sse.KEEPALIVE if event is None else frame(render(item), item.seq)
+                await send({"type": "http.response.body", "body": body, "more_body": True})
         except asyncio.CancelledError:
             if me not in _CLOSING:
                 raise
@@ -294,12 +331,24 @@ def sse_response(
         finally:
             _STREAMING.discard(me)
             _CLOSING.discard(me)
+            watcher.cancel()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    return StreamingResponse(
-        body(),
-        media_type=sse.CONTENT_TYPE,
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **headers},
-    )
+
+async def _until_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _client_gone(stream: asyncio.Task[Any], watcher: asyncio.Future[None]) -> None:
+    """The disconnect watcher ended: if the client left while its stream is still sending,
+    end the stream (the body is cancelled, and handled as a close)."""
+    if watcher.cancelled():
+        return
+    watcher.exception()  # (retrieved: a receive that failed means the client is gone too)
+    if stream in _STREAMING:
+        _CLOSING.add(stream)
+        stream.cancel()
 
 
 def sse_error_response(error: bytes, headers: dict[str, str]) -> Response:
