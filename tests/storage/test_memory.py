@@ -165,3 +165,46 @@ async def test_running_tasks_stay_models_whatever_their_number() -> None:
     for i in range(10):
         got = await store.get(f"t{i}")
         assert got is not None and got.task.status.state is TaskState.COMPLETED
+
+
+async def test_record_keeps_a_replaced_event_logs_append() -> None:
+    """``MemoryStorage.record`` writes without the stores' coroutines only for its own stores:
+    an event log put in their place (a subclass that counts, mirrors, ...) or a store method
+    wrapped on the instance (tests/server/test_snapshots.py) is still called."""
+    from simple_a2a.protocol._base import trusted
+    from simple_a2a.protocol.models import Task, TaskState, TaskStatus
+    from simple_a2a.protocol.requests import StreamResponse
+    from simple_a2a.storage.memory import MemoryEventLog
+
+    appended: list[str] = []
+
+    class Counting(MemoryEventLog):
+        async def append(self, task_id: str, event: StreamResponse) -> int:
+            appended.append(task_id)
+            return await super().append(task_id, event)
+
+    storage = MemoryStorage()
+    storage.events = Counting()
+    task = Task(id="t1", context_id="c", status=TaskStatus(state=TaskState.WORKING))
+    await storage.record(task, trusted(StreamResponse, task=task), expected_version=None)
+    working = task.model_copy(update={"metadata": {"n": 1}})
+    version, seq = await storage.record(
+        working, trusted(StreamResponse, task=working), expected_version=1
+    )
+    assert (version, seq) == (2, 2)
+    assert appended == ["t1", "t1"]
+    assert (await storage.events.read("t1", 0))[-1].event.task is working
+
+    # a method wrapped on the instance of our own store class is called too
+    storage = MemoryStorage()
+    updated: list[int] = []
+    update = storage.tasks.update
+
+    async def wrapped(task: Task, *, expected_version: int, change: Any = None) -> int:
+        updated.append(expected_version)
+        return await update(task, expected_version=expected_version, change=change)
+
+    storage.tasks.update = wrapped  # type: ignore[method-assign]
+    await storage.record(task, trusted(StreamResponse, task=task), expected_version=None)
+    await storage.record(working, trusted(StreamResponse, task=working), expected_version=1)
+    assert updated == [1]

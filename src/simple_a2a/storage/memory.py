@@ -178,6 +178,10 @@ class MemoryTaskStore(TaskStore):
         self, task: Task, *, expected_version: int, change: TaskChange | None = None
     ) -> int:
         # ``change`` is of no use here (see ``accepts_change``): the task object is kept whole.
+        return self._update(task, expected_version)
+
+    def _update(self, task: Task, expected_version: int) -> int:
+        """:meth:`update`, which never suspends (``MemoryStorage.record`` calls it as is)."""
         current = self._rows.get(task.id)
         if current is None:
             raise KeyError(task.id)
@@ -364,6 +368,10 @@ class MemoryEventLog(EventLog):
         return log
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
+        return self._append(task_id, event)
+
+    def _append(self, task_id: str, event: StreamResponse) -> int:
+        """:meth:`append`, which never suspends (``MemoryStorage.record`` calls it as is)."""
         log = self._logs.get(task_id) or self._log(task_id)  # (a call only for a new log)
         log.last += 1
         events = log.events
@@ -402,10 +410,16 @@ class MemoryEventLog(EventLog):
         return () if cold is None else _events_of(self._packer.read(cold))
 
     async def read(self, task_id: str, after: int, limit: int | None = None) -> list[LoggedEvent]:
-        events = self._events(task_id)
-        if not events or after >= events[-1].seq:
+        log = self._logs.get(task_id)
+        events = log.events if log is not None else self._events(task_id)
+        if not events:
             return []
-        start = max(0, len(events) - (events[-1].seq - after))
+        last = events[-1].seq
+        if after >= last:
+            return []
+        if after == last - 1 and limit != 0:
+            return [events[-1]]  # a caught-up follower's one new event (every streamed chunk)
+        start = max(0, len(events) - (last - after))
         stop = len(events) if limit is None else min(len(events), start + limit)
         return [events[i] for i in range(start, stop)]
 
@@ -421,7 +435,7 @@ class MemoryEventLog(EventLog):
         return events[0].seq if events else 0
 
     async def wait(self, task_id: str, after: int, timeout: float) -> bool:
-        log = self._log(task_id)
+        log = self._logs.get(task_id) or self._log(task_id)  # (a call only for a new log)
         if log.last > after:
             return True
         # One future per waiter, and one timer per log rather than per waiter: a follower waits
@@ -528,6 +542,32 @@ class MemoryStorage(Storage):
         tasks._advance(last.id, len(steps) - 1)
         append = self.events.append
         return [await append(step.task.id, step.event) for step in steps]
+
+    async def record(
+        self,
+        task: Task,
+        event: StreamResponse,
+        *,
+        expected_version: int | None,
+        change: TaskChange | None = None,
+        owner: str | None = None,
+    ) -> tuple[int, int]:
+        """The default's two writes, without a coroutine for each: neither suspends here, and
+        this runs for every streamed chunk (issue #36). Creations take the default, and so do
+        stores whose ``update`` or ``append`` is not ours (another store put in their place, a
+        subclass, a method wrapped on the instance): theirs is called."""
+        tasks, events = self.tasks, self.events
+        if (
+            expected_version is None
+            or type(tasks) is not MemoryTaskStore
+            or type(events) is not MemoryEventLog
+            or "update" in tasks.__dict__
+            or "append" in events.__dict__
+        ):
+            return await super().record(
+                task, event, expected_version=expected_version, change=change, owner=owner
+            )
+        return tasks._update(task, expected_version), events._append(task.id, event)
 
     def __init__(self, max_events_per_task: int = 10_000) -> None:
         self.tasks = MemoryTaskStore()
