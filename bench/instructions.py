@@ -23,9 +23,9 @@ Settings (environment): ``OPS`` (default ``SendMessage,GetTask``, over JSON-RPC)
 server ``base`` — ``base-sqlite`` for ``ours-sqlite`` — the agent of this checkout's ``bench/``
 on that checkout's ``src``, so that only the library differs). The hash seed is fixed and the
 lease keeper's timers are off (``NOTIMERS=1``, read by ``bench/serve.py``): under valgrind they
-would fire ~50x more often per request than in a real run. ``KEEP`` (a directory): keep each
-measured dump there as ``KIND-OP.callgrind`` (where the instructions go: ``callgrind_annotate
---inclusive=yes FILE``).
+would fire ~50x more often per request than in a real run. ``BENCH_PORT`` (default 8947).
+``KEEP`` (a directory): keep each measured dump there as ``KIND-OP.callgrind`` (where the
+instructions go: ``callgrind_annotate --inclusive=yes FILE``).
 """
 
 from __future__ import annotations
@@ -45,7 +45,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent.parent
-PORT = 8947
+# Another checkout measuring at the same time needs its own port (``BENCH_PORT``): a server that
+# cannot bind exits, and the driver would otherwise count against the other checkout's server.
+PORT = int(os.environ.get("BENCH_PORT", "8947"))
 
 HEAD = (
     b"POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
