@@ -538,6 +538,33 @@ def test_format_timestamp_remembered_by_instant() -> None:
     assert format_timestamp(datetime(2025, 1, 2, 3, 4, 5, tzinfo=timezone.utc)).endswith(".000Z")
 
 
+def test_format_timestamp_is_isoformat_in_milliseconds() -> None:
+    """The timestamp is put together from its fields (not ``isoformat``, issue #36): the same
+    text as ``isoformat(timespec="milliseconds")`` with "Z", for every field's range, the
+    four-digit years below 1000, the milliseconds truncated, other zones and naive values."""
+    import random
+
+    from simple_a2a.protocol._base import _format_timestamp
+
+    rng = random.Random(36)
+    utc = timezone.utc
+    values = [
+        datetime(1, 1, 1, tzinfo=utc),
+        datetime(999, 12, 31, 23, 59, 59, 999_999, tzinfo=utc),
+        datetime(1000, 1, 1, 0, 0, 0, 1_000, tzinfo=utc),
+        datetime(9999, 12, 31, 23, 59, 59, 999_999, tzinfo=utc),
+        datetime(2026, 12, 7, 9, 8, 7, 999, tzinfo=timezone(timedelta(hours=-5, minutes=-30))),
+        datetime(2026, 2, 3, 4, 5, 6, 7_890),  # naive: taken as UTC
+    ]
+    start = datetime(1, 1, 2, tzinfo=utc).timestamp()
+    end = datetime(9999, 12, 30, tzinfo=utc).timestamp()
+    values += [datetime.fromtimestamp(rng.uniform(start, end), utc) for _ in range(2_000)]
+    for value in values:
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=utc)
+        expected = aware.astimezone(utc).isoformat(timespec="milliseconds")[:-6] + "Z"
+        assert _format_timestamp(value) == expected
+
+
 def test_proto_enum_value_is_the_enum_value() -> None:
     """``ProtoEnum.value`` is a faster spelling of Enum's own: the same for every member of
     every proto enum, read-only, and members still round-trip by value and by pickle."""

@@ -91,11 +91,24 @@ def _to_utc(value: Any) -> Any:
     return value
 
 
+# Two and three digits with leading zeros, by value: a timestamp is put together from these.
+_TWO = tuple(f"{i:02d}" for i in range(100))
+_THREE = tuple(f"{i:03d}" for i in range(1000))
+
+
 def _format_timestamp(value: datetime) -> str:
     if value.tzinfo is not timezone.utc:
         value = _to_utc(value)
-    # isoformat is C code (strftime is ~3x slower); "+00:00" becomes "Z"
-    return value.isoformat(timespec="milliseconds")[:-6] + "Z"
+    # What ``isoformat(timespec="milliseconds")`` gives, "+00:00" as "Z", from the fields and
+    # tables of digits: isoformat parses its keyword, formats the time and the UTC offset with
+    # two PyUnicode_FromFormat calls and is then sliced (~14,700 instructions against ~4,900;
+    # two misses per SendMessage, issue #36).
+    year = value.year
+    return (
+        f"{year if year >= 1000 else f'{year:04d}'}-{_TWO[value.month]}-{_TWO[value.day]}"
+        f"T{_TWO[value.hour]}:{_TWO[value.minute]}:{_TWO[value.second]}"
+        f".{_THREE[value.microsecond // 1000]}Z"
+    )
 
 
 #: UTC, millisecond precision (truncated), ``Z`` suffix (spec §5.6.1). Remembered for the last
