@@ -178,10 +178,13 @@ class MemoryTaskStore(TaskStore):
         self, task: Task, *, expected_version: int, change: TaskChange | None = None
     ) -> int:
         # ``change`` is of no use here (see ``accepts_change``): the task object is kept whole.
-        return self._update(task, expected_version)
+        return self._update(task, expected_version, 1)
 
-    def _update(self, task: Task, expected_version: int) -> int:
-        """:meth:`update`, which never suspends (``MemoryStorage.record`` calls it as is)."""
+    def _update(self, task: Task, expected_version: int, versions: int = 1) -> int:
+        """``update``, moving the version on by ``versions``: the last snapshot of several
+        steps at the version one write per step would leave (``MemoryStorage.record_steps``;
+        one row written and no coroutine, where an update and a version bump cost two rows). It
+        never suspends: ``MemoryStorage.record`` calls it as is."""
         current = self._rows.get(task.id)
         if current is None:
             raise KeyError(task.id)
@@ -189,7 +192,7 @@ class MemoryTaskStore(TaskStore):
             raise ConcurrentUpdateError(
                 f"task {task.id} is at version {current[0]}, not {expected_version}"
             )
-        version = expected_version + 1
+        version = expected_version + versions
         live = self._live.get(task.id)
         if live is not None and live.status is task.status and live.context_id == task.context_id:
             # A running task's artifact (a streamed chunk): the same status object, so the same
@@ -208,11 +211,6 @@ class MemoryTaskStore(TaskStore):
         self._track(task.id, task.status.state.value)
         self._keep_hot(task.id, task)
         return version
-
-    def _advance(self, task_id: str, versions: int) -> None:
-        """Move a stored task's version on by ``versions`` (``MemoryStorage.record_steps``)."""
-        row = self._rows[task_id]
-        self._rows[task_id] = (row[0] + versions, *row[1:])
 
     def _unindex(self, key: int, task_id: str) -> None:
         order = self._order
@@ -534,12 +532,10 @@ class MemoryStorage(Storage):
         between the steps), and a task write costs its row, its index entry and the hot set
         (an executor's answer and its final status are two steps: issue #36). Every event is
         logged, as by the default."""
-        tasks = self.tasks
-        if len(steps) < 2 or not isinstance(tasks, MemoryTaskStore):
+        own = self._own_writes()
+        if len(steps) < 2 or own is None:
             return await super().record_steps(steps, expected_version=expected_version)
-        last = steps[-1].task
-        await tasks.update(last, expected_version=expected_version)  # (the version guard)
-        tasks._advance(last.id, len(steps) - 1)
+        own[0]._update(steps[-1].task, expected_version, len(steps))  # (the version guard)
         append = self.events.append
         return [await append(step.task.id, step.event) for step in steps]
 
@@ -554,20 +550,29 @@ class MemoryStorage(Storage):
     ) -> tuple[int, int]:
         """The default's two writes, without a coroutine for each: neither suspends here, and
         this runs for every streamed chunk (issue #36). Creations take the default, and so do
-        stores whose ``update`` or ``append`` is not ours (another store put in their place, a
-        subclass, a method wrapped on the instance): theirs is called."""
-        tasks, events = self.tasks, self.events
-        if (
-            expected_version is None
-            or type(tasks) is not MemoryTaskStore
-            or type(events) is not MemoryEventLog
-            or "update" in tasks.__dict__
-            or "append" in events.__dict__
-        ):
+        stores whose writes are not ours (:meth:`_own_writes`)."""
+        own = None if expected_version is None else self._own_writes()
+        if own is None:
             return await super().record(
                 task, event, expected_version=expected_version, change=change, owner=owner
             )
-        return tasks._update(task, expected_version), events._append(task.id, event)
+        assert expected_version is not None
+        return own[0]._update(task, expected_version), own[1]._append(task.id, event)
+
+    def _own_writes(self) -> tuple[MemoryTaskStore, MemoryEventLog] | None:
+        """The task store and event log when their ``update`` and ``append`` are this module's
+        own, so that their bodies may be called without a coroutine; None when another store
+        was put in their place, a subclass, or a method wrapped on the instance: then theirs
+        must be called."""
+        tasks, events = self.tasks, self.events
+        if (
+            type(tasks) is MemoryTaskStore
+            and type(events) is MemoryEventLog
+            and "update" not in tasks.__dict__
+            and "append" not in events.__dict__
+        ):
+            return tasks, events
+        return None
 
     def __init__(self, max_events_per_task: int = 10_000) -> None:
         self.tasks = MemoryTaskStore()
