@@ -13,6 +13,7 @@ a direct reply belongs to no task).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable
 from dataclasses import dataclass, field
@@ -86,23 +87,28 @@ _DONE = _Done()
 
 
 class _LazyEvent:
-    """``asyncio.Event``'s ``set``/``clear``/``is_set``/``wait``, its Event made by the first
-    waiter and dropped when set: most are never waited for, and an ``asyncio.Event`` is two
-    Python calls to build and keeps an empty deque (760 bytes) for its life, on every open
-    stream (tracemalloc at 500 streams, issue #36). Dropping it on ``set`` is safe: ``set``
-    resolves the waiters' futures at once, and the next waiter makes a new one."""
+    """``asyncio.Event``'s ``set``/``clear``/``is_set``/``wait``, with no Event: a waiter waits on
+    a future of its own, in a list made by the first waiter and dropped when set. Most are never
+    waited for, and an ``asyncio.Event`` is two Python calls to build and keeps an empty deque
+    (760 bytes) for its life, on every open stream (tracemalloc at 500 streams, issue #36); a
+    blocking send waits once, and building an Event then cost more than its future (its wait
+    and set are two more Python frames, and a loop check). Dropping the list on ``set`` is
+    safe: ``set`` resolves the waiters' futures at once, and the next waiter makes a new one.
+    A waiter cancelled takes its future out (one cancellation never reaches another waiter)."""
 
-    __slots__ = ("_event", "_set")
+    __slots__ = ("_set", "_waiters")
 
     def __init__(self) -> None:
-        self._event: asyncio.Event | None = None
+        self._waiters: list[asyncio.Future[None]] | None = None
         self._set = False
 
     def set(self) -> None:
         self._set = True
-        event, self._event = self._event, None
-        if event is not None:
-            event.set()
+        waiters, self._waiters = self._waiters, None
+        if waiters is not None:
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
 
     def clear(self) -> None:
         self._set = False
@@ -113,9 +119,18 @@ class _LazyEvent:
     async def wait(self) -> None:
         if self._set:
             return
-        if self._event is None:
-            self._event = asyncio.Event()
-        await self._event.wait()
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiters = self._waiters
+        if waiters is None:
+            self._waiters = [waiter]
+        else:
+            waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            if waiter.cancelled() and self._waiters is not None:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
 
 
 class CancelSignal(_LazyEvent):
