@@ -24,7 +24,7 @@ server ``base`` — ``base-sqlite`` for ``ours-sqlite`` — the agent of this ch
 on that checkout's ``src``, so that only the library differs). The hash seed is fixed and the
 lease keeper's timers are off (``NOTIMERS=1``, read by ``bench/serve.py``): under valgrind they
 would fire ~50x more often per request than in a real run. ``BENCH_PORT`` (default 8947).
-``KEEP`` (a directory): keep each measured dump there as ``KIND-OP.callgrind`` (where the
+``KEEP`` (a directory): keep each measured dump there as ``NAME-OP.callgrind`` (where the
 instructions go: ``callgrind_annotate --inclusive=yes FILE``).
 """
 
@@ -118,9 +118,10 @@ def _total(dump: Path) -> int:
     raise SystemExit(f"no totals in {dump}")
 
 
-def measure(kind: str, op: str, src: Path, settings: dict[str, int]) -> int:
+def measure(kind: str, op: str, src: Path, settings: dict[str, int], name: str = "") -> int:
     """Instructions per request of one server (``kind`` as ``bench/serve.py`` names it), with
-    the library from ``src``."""
+    the library from ``src``; its dump is kept (``KEEP``) under ``name`` (default ``kind``: the
+    baseline ``base`` is kind ``ours`` too, and its dump replaced ours)."""
     with tempfile.TemporaryDirectory(prefix="a2a-callgrind-") as tmp:
         env = {
             **os.environ,
@@ -156,7 +157,7 @@ def measure(kind: str, op: str, src: Path, settings: dict[str, int]) -> int:
         keep = os.environ.get("KEEP")
         if keep:
             Path(keep).mkdir(parents=True, exist_ok=True)
-            shutil.copy(dumps[0], Path(keep) / f"{kind}-{op}.callgrind")
+            shutil.copy(dumps[0], Path(keep) / f"{name or kind}-{op}.callgrind")
         return _total(dumps[0]) // settings["n"]
 
 
@@ -173,7 +174,7 @@ def main(kinds: list[str]) -> None:
     results: dict[str, dict[str, int]] = {}
     for op in ops:
         for name, kind, src in servers:
-            count = measure(kind, op, src, settings)
+            count = measure(kind, op, src, settings, name)
             results.setdefault(op, {})[name] = count
             print(f"  {op:12s} {name:8s} {count:>12,}", flush=True)
     print(report(results))
