@@ -238,8 +238,14 @@ class RedisFanout(EventFanout):
     async def close(self) -> None:
         self._reader_token = None
         tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
+        # Cancelled again until they end: redis-py can swallow a cancellation that lands as a
+        # blocking XREAD's reply arrives, and the reader then blocks in the next XREAD with
+        # nothing left to cancel it (seen in tests: close() hung for good).
+        pending = set(tasks)
+        while pending:
+            for task in pending:
+                task.cancel()
+            _, pending = await asyncio.wait(pending, timeout=0.5)
         await asyncio.gather(*tasks, return_exceptions=True)
         clients, self._clients = self._clients, []
         for client in clients:
