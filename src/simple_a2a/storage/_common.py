@@ -276,22 +276,20 @@ def task_page(rows: Sequence[Sequence[Any]], total: int, limit: int) -> TaskPage
 # --- wake-ups for EventLog.wait ---------------------------------------------------------------
 
 
-class _Slot:
-    """The waiters of one task: the event an append sets, and the task's newest poll re-check
-    (a read of the database that every waiter of the task whose wait began before it shares)."""
-
-    __slots__ = ("event", "recheck", "recheck_at", "waiters")
-
-    def __init__(self) -> None:
-        self.event = asyncio.Event()
-        self.waiters = 0
-        self.recheck: asyncio.Future[int] | None = None
-        self.recheck_at = 0.0  # loop time at which ``recheck`` was started
+#: The waiters of one task: a future each, set True when woken (a set: a waiter that leaves
+#: without being woken is dropped in O(1), 2,000 followers of one task included).
+_Slot = set["asyncio.Future[bool]"]
 
 
-def _retrieve(future: asyncio.Future[Any]) -> None:
-    if not future.cancelled():
-        future.exception()
+def _wake(waiters: _Slot) -> None:
+    for waiter in waiters:
+        if not waiter.done():
+            waiter.set_result(True)
+
+
+def _time_out(waiter: asyncio.Future[bool]) -> None:
+    if not waiter.done():
+        waiter.set_result(False)
 
 
 #: foreign wake-ups are counted per bucket of task ids: bounded memory; two tasks sharing a bucket
@@ -310,10 +308,7 @@ class ChangeNotifier:
       ``PRAGMA data_version``): one shared poll every ``poll_interval`` while anyone waits;
       a change wakes every waiter, who re-checks its own task;
     - without: each waiter re-checks its task every ``poll_interval`` (a fallback behind a
-      push signal that normally does the work), and that re-check always reads the database;
-      the waiters of one task share it (:meth:`_recheck`): one read per task and interval
-      however many wait, not one per waiter (10,000 subscribers of one task on PostgreSQL were
-      10,000 reads a second while they waited, and the server never caught up: issue #36).
+      push signal that normally does the work), and that re-check always reads the database.
 
     **Epochs** (issue #36): :meth:`epoch` counts the *foreign* wake-ups of a task (another
     writer's append: ``notify_foreign``, ``notify_all``), so that a caught-up follower can trust
@@ -363,7 +358,7 @@ class ChangeNotifier:
         """This process appended to the task (the epoch does not move)."""
         slot = self._slots.pop(task_id, None)
         if slot is not None:
-            slot.event.set()
+            _wake(slot)
 
     def notify_foreign(self, task_id: str) -> None:
         """Another writer appended to the task."""
@@ -375,7 +370,7 @@ class ChangeNotifier:
         self._foreign_all += 1
         slots, self._slots = self._slots, {}
         for slot in slots.values():
-            slot.event.set()
+            _wake(slot)
 
     async def wait(
         self,
@@ -402,21 +397,22 @@ class ChangeNotifier:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         trusted = True
-        began = loop.time()  # when the current wait began (a shared re-check must be newer)
         while True:
             # Register before checking, so an append between the check and the wait wakes us;
             # that is also what makes an answer from this process's own appends sound (class
-            # docstring): a wake-up that comes after the check finds the slot set up.
+            # docstring): a wake-up that comes after the check finds the waiter registered.
+            # One future and one timer per wait (issue #36): a Task for ``Event.wait()`` under
+            # ``asyncio.wait`` cost a Task, a second future, sets and callbacks per follower per
+            # event, which the garbage collector then walked. Awaiting the future itself also
+            # lets a cancellation through as it is (``asyncio.wait_for`` on Python < 3.12 could
+            # swallow one arriving as the poller's first ``notify_all`` woke the waiter).
+            waiter: asyncio.Future[bool] = loop.create_future()
             slot = self._slots.get(task_id)
             if slot is None:
-                slot = self._slots[task_id] = _Slot()
-            slot.waiters += 1
+                slot = self._slots[task_id] = set()
+            slot.add(waiter)
             try:
-                if trusted:
-                    seq = await last_seq(task_id, True)
-                else:
-                    seq = await self._recheck(slot, task_id, began, last_seq)
-                if seq > after:
+                if await last_seq(task_id, trusted) > after:
                     return True
                 remaining = deadline - loop.time()
                 if remaining <= 0:
@@ -425,39 +421,17 @@ class ChangeNotifier:
                     self._ensure_poller()
                 else:
                     remaining = min(remaining, self.poll_interval)
-                # Not asyncio.wait_for: on Python < 3.12 it swallows a cancellation that arrives
-                # as the event is set (the poller's first notify_all), and the caller would then
-                # wait out its whole timeout instead of being cancelled.
-                woken = asyncio.ensure_future(slot.event.wait())
-                began = loop.time()
+                timer = loop.call_later(remaining, _time_out, waiter)
                 try:
-                    await asyncio.wait((woken,), timeout=remaining)
+                    woken = await waiter
                 finally:
-                    woken.cancel()
+                    timer.cancel()
                 # A poll of its own (no marker) is the fallback for a lost wake-up: it reads.
-                trusted = self._marker is not None or slot.event.is_set()
+                trusted = self._marker is not None or woken
             finally:
-                slot.waiters -= 1
-                if slot.waiters == 0 and self._slots.get(task_id) is slot:
+                slot.discard(waiter)
+                if not slot and self._slots.get(task_id) is slot:
                     del self._slots[task_id]
-
-    @staticmethod
-    async def _recheck(
-        slot: _Slot, task_id: str, since: float, last_seq: Callable[[str, bool], Awaitable[int]]
-    ) -> int:
-        """A poll re-check of the task's last seq from the database, shared by its waiters: a
-        read started at or after ``since`` (when the asking waiter's wait began) sees every
-        append that the waiter's own read would have seen, so it is taken as the answer; else a
-        new read is started. What the waiters compare is a lower bound of the log's end
-        (``RecentEvents.last_seq_for``), so any waiter's read answers any other's. One waiter
-        cancelled does not cancel the read the others await (``shield``)."""
-        recheck = slot.recheck
-        if recheck is None or slot.recheck_at < since:
-            slot.recheck_at = asyncio.get_running_loop().time()
-            recheck = slot.recheck = asyncio.ensure_future(last_seq(task_id, False))
-            # (retrieved: a read whose waiters all left must not log "never retrieved")
-            recheck.add_done_callback(_retrieve)
-        return await asyncio.shield(recheck)
 
     def _ensure_poller(self) -> None:
         if self._poller is None or self._poller.done():

@@ -1,0 +1,75 @@
+"""The SQL stores' waits (``ChangeNotifier``): a future per waiter, no Task of its own
+(issue #36), and a waiter that leaves without a wake-up leaves nothing behind."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from simple_a2a.storage._common import ChangeNotifier
+
+
+def _log_at(seq: int) -> Callable[[str, bool], Awaitable[int]]:
+    async def last_seq(task_id: str, trusted: bool) -> int:
+        return seq
+
+    return last_seq
+
+
+async def test_a_waiting_follower_costs_no_task_of_its_own() -> None:
+    """A Task for ``Event.wait()`` under ``asyncio.wait`` per wait was a Task, a second future
+    and sets per follower per event: the waiter's own Task is the only one now."""
+    notifier = ChangeNotifier(15.0)
+    before = len(asyncio.all_tasks())
+    waiters = [asyncio.create_task(notifier.wait(f"t{i}", 0, 15, _log_at(0))) for i in range(3)]
+    await asyncio.sleep(0)
+    assert len(asyncio.all_tasks()) == before + 3
+    for i in range(3):
+        notifier.notify(f"t{i}")
+    assert await asyncio.gather(*waiters) == [False, False, False]  # woken; log still at 0
+
+
+async def test_a_wake_up_during_the_check_is_not_lost() -> None:
+    """Registered before the check: an append while ``last_seq`` is being read wakes it."""
+    notifier = ChangeNotifier(15.0)
+    reads = 0
+
+    async def last_seq(task_id: str, trusted: bool) -> int:
+        nonlocal reads
+        reads += 1
+        if reads == 1:
+            notifier.notify("t1")  # the append lands while the first check is in flight
+            await asyncio.sleep(0)
+            return 0
+        return 1
+
+    assert await asyncio.wait_for(notifier.wait("t1", 0, 15, last_seq), 5) is True
+
+
+async def test_a_cancelled_or_timed_out_waiter_leaves_no_slot() -> None:
+    notifier = ChangeNotifier(15.0)
+    waiter = asyncio.create_task(notifier.wait("t1", 0, 15, _log_at(0)))
+    await asyncio.sleep(0)
+    assert notifier._slots["t1"]
+    waiter.cancel()
+    (outcome,) = await asyncio.gather(waiter, return_exceptions=True)
+    assert isinstance(outcome, asyncio.CancelledError)
+    assert "t1" not in notifier._slots
+    assert await notifier.wait("t1", 0, 0.05, _log_at(0)) is False
+    assert "t1" not in notifier._slots
+
+
+async def test_one_task_with_many_waiters_wakes_them_all() -> None:
+    notifier = ChangeNotifier(15.0)
+    seq = 0
+
+    async def last_seq(task_id: str, trusted: bool) -> int:
+        return seq
+
+    waiters = [asyncio.create_task(notifier.wait("t1", 0, 15, last_seq)) for _ in range(200)]
+    await asyncio.sleep(0)
+    assert len(notifier._slots["t1"]) == 200
+    seq = 1
+    notifier.notify("t1")
+    assert all(await asyncio.gather(*waiters))
+    assert "t1" not in notifier._slots
