@@ -53,9 +53,9 @@ async def test_a_failing_write_in_a_group_commit_is_undone_alone(
     optimistic = _Database._optimistic
 
     def spy(conn: sqlite3.Connection, batch: Any, on_loop: bool = False) -> Any:
-        outcomes = optimistic(conn, batch, on_loop)
-        batches.append((len(batch), outcomes is not None))
-        return outcomes
+        committed = optimistic(conn, batch, on_loop)
+        batches.append((len(batch), committed is not None))
+        return committed
 
     monkeypatch.setattr(_Database, "_optimistic", staticmethod(spy))
     for loop_writes in (True, False):
@@ -175,19 +175,21 @@ async def test_close_commits_the_writes_of_the_current_iteration(tmp_path: Path)
         await again.close()
 
 
-async def test_data_version_counts_other_connections_only(store: SQLiteStorage) -> None:
+async def test_the_change_probe_counts_other_connections_appends_only(
+    store: SQLiteStorage,
+) -> None:
     """The change probe of waiters: this process's own commits do not move it (they wake
-    their waiters directly), another connection's do."""
-    before = await store._db.data_version()
-    await store.tasks.create(make_task("mine"))
-    assert await store._db.data_version() == before
+    their waiters directly), another connection's append does."""
+    before = await store._db.foreign_appends()
+    await store.record(make_task("mine"), status_event("mine"), expected_version=None)
+    assert await store._db.foreign_appends() == before
     other = sqlite3.connect(store.path)
     try:
         other.execute("INSERT INTO events (task_id, seq, doc) VALUES ('x', 1, '{}')")
         other.commit()
     finally:
         other.close()
-    assert await store._db.data_version() != before
+    assert await store._db.foreign_appends() != before
 
 
 async def test_a_point_read_runs_on_the_loop_and_falls_back_to_a_reader_thread(

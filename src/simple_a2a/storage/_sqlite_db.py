@@ -34,11 +34,19 @@ from .base import StorageError
 T = TypeVar("T")
 
 _Outcomes = list[tuple["asyncio.Future[Any]", Any, "BaseException | None"]]
+#: A committed batch: its outcomes, and the file's count of appended events (``event_appends``,
+#: bumped by a trigger for every writer's insert) when it began and when it committed.
+_Committed = tuple[_Outcomes, int, int]
 _Batch = list[tuple[Callable[[Conn], Any], "asyncio.Future[Any]"]]
 
 #: The WAL size at which the writer thread checkpoints (SQLite's own default: 1,000 pages).
 WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024
 _LOCKED = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (named in sqlite3 only from Python 3.11)
+_APPENDS = "SELECT count FROM event_appends"
+
+
+def _appends(conn: Conn) -> int:
+    return int(conn.execute(_APPENDS).fetchone()[0])
 
 
 def _size(path: str) -> int:
@@ -101,6 +109,12 @@ class _Database:
         self._flush_queued = False
         self._checkpointing = False
         self._wal = f"{path}-wal"
+        # Appends by other connections (:meth:`foreign_appends`): the file's count of appended
+        # events where this process last accounted for it (the end of its last batch, or a
+        # check), the ``data_version`` of that check, and how many times others were found.
+        self._appends = 0
+        self._version: int | None = None
+        self._foreign = 0
 
     def _connect(self) -> Conn:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -134,6 +148,7 @@ class _Database:
             if str(mode).lower() != "wal":
                 raise StorageError(f"{self.path}: cannot switch to WAL mode (got {mode})")
             self._migrate(conn)
+            self._appends = _appends(conn)
         except sqlite3.Error as exc:
             conn.close()
             raise StorageError(
@@ -306,8 +321,7 @@ class _Database:
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
                 loop.call_soon_threadsafe(_settle, outcomes)
 
-    @classmethod
-    def _commit(cls, conn: Conn | None, batch: _Batch, *, on_loop: bool = False) -> _Outcomes:
+    def _commit(self, conn: Conn | None, batch: _Batch, *, on_loop: bool = False) -> _Outcomes:
         """One transaction for the batch; a write that raises is undone alone.
 
         Optimistic: the batch runs first without savepoints (two statements fewer per write,
@@ -319,9 +333,17 @@ class _Database:
         """
         try:
             assert conn is not None, "the SQLite writer connection is closed"
-            outcomes = cls._optimistic(conn, batch, on_loop)
-            if outcomes is None:  # a write raised: replay, a savepoint each
-                outcomes = cls._isolated(conn, batch, on_loop)
+            committed = self._optimistic(conn, batch, on_loop)
+            if committed is None:  # a write raised: replay, a savepoint each
+                committed = self._isolated(conn, batch, on_loop)
+            outcomes, before, after = committed
+            # Events appended since this process's last batch were appended by another
+            # connection (the batches of this process never overlap: the loop's or the writer
+            # thread's). Counted here, inside the write lock, not by the poll: the count this
+            # batch leaves includes them, and the poll compares with that (``foreign_appends``).
+            if before != self._appends:
+                self._foreign += 1
+            self._appends = after
             return outcomes
         except BaseException as exc:  # the transaction itself failed: none of the batch is stored
             if conn is not None and conn.in_transaction:
@@ -332,33 +354,42 @@ class _Database:
             return [(future, None, exc) for _, future in batch]
 
     @staticmethod
-    def _begin(conn: Conn, on_loop: bool) -> None:
+    def _begin(conn: Conn, on_loop: bool) -> int:
+        """BEGIN IMMEDIATE; the file's count of appended events as the batch starts."""
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             if on_loop and _locked(exc):
                 raise _Busy() from exc
             raise
+        return _appends(conn)
+
+    @staticmethod
+    def _end(conn: Conn, outcomes: _Outcomes, before: int) -> _Committed:
+        after = _appends(conn)
+        conn.execute("COMMIT")
+        return outcomes, before, after
 
     @classmethod
-    def _optimistic(cls, conn: Conn, batch: _Batch, on_loop: bool = False) -> _Outcomes | None:
+    def _optimistic(cls, conn: Conn, batch: _Batch, on_loop: bool = False) -> _Committed | None:
         """The batch without savepoints; None (all rolled back) if a write of several raised."""
         outcomes: _Outcomes = []
-        cls._begin(conn, on_loop)
+        before = cls._begin(conn, on_loop)
         for fn, future in batch:
             try:
                 outcomes.append((future, fn(conn), None))
             except Exception as exc:
                 conn.execute("ROLLBACK")
-                return [(future, None, exc)] if len(batch) == 1 else None
-        conn.execute("COMMIT")
-        return outcomes
+                if len(batch) > 1:
+                    return None
+                return [(future, None, exc)], before, before  # (nothing of ours appended)
+        return cls._end(conn, outcomes, before)
 
     @classmethod
-    def _isolated(cls, conn: Conn, batch: _Batch, on_loop: bool = False) -> _Outcomes:
+    def _isolated(cls, conn: Conn, batch: _Batch, on_loop: bool = False) -> _Committed:
         """The batch with a savepoint around each write: one that raises is undone alone."""
         outcomes: _Outcomes = []
-        cls._begin(conn, on_loop)
+        before = cls._begin(conn, on_loop)
         for fn, future in batch:
             conn.execute("SAVEPOINT write")
             try:
@@ -367,8 +398,7 @@ class _Database:
                 conn.execute("ROLLBACK TO write")
                 outcomes.append((future, None, exc))
             conn.execute("RELEASE write")
-        conn.execute("COMMIT")
-        return outcomes
+        return cls._end(conn, outcomes, before)
 
     async def read(
         self, fn: Callable[[Conn], T], *, snapshot: bool = False, point: bool = False
@@ -410,18 +440,39 @@ class _Database:
         finally:
             conn.execute("COMMIT")
 
-    async def data_version(self) -> int:
-        """Changes whenever another connection (another process too) commits.
+    async def foreign_appends(self) -> int:
+        """Grows whenever another connection (another process too) appends events: the marker
+        of ``wait``'s poll (``ChangeNotifier``).
 
-        Asked of the connection this process writes with (so its own commits do not count):
-        on the loop when writes run there (one cheap statement, no lock waited for), else on
-        the writer thread."""
+        ``PRAGMA data_version`` alone cannot tell another process from this one's writer
+        thread: its commits (batches that found the file busy) and its checkpoints (TRUNCATE
+        rewinds the WAL) move it too, and each move woke every follower to read its task
+        again (500 streams: 4-8 times per 20 chunks, issue #36). So a move is only the cue to
+        read the file's count of appended events (``event_appends``, bumped by a trigger for
+        every writer): other connections appended iff it differs from the count this process
+        last accounted for (its last batch's, which also compares on its own, or this check's).
+        Asked of the connection this process writes with: on the loop when writes run there
+        (no lock waited for), else on the writer thread, where no batch runs meanwhile."""
         if self._loop_conn is not None:
-            return int(self._loop_conn.execute("PRAGMA data_version").fetchone()[0])
+            return self._foreign_on(self._loop_conn)
 
         def run() -> int:
             assert self._writer_conn is not None
-            return int(self._writer_conn.execute("PRAGMA data_version").fetchone()[0])
+            return self._foreign_on(self._writer_conn)
 
         writer, _ = self._executors()
         return await asyncio.get_running_loop().run_in_executor(writer, run)
+
+    def _foreign_on(self, conn: Conn) -> int:
+        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        if version != self._version:
+            self._version = version
+            # (A batch on the writer thread may commit meanwhile: then this count can differ
+            # from the one it leaves, a wake-up for nothing, never one missed: a value stored
+            # here is one the file held, and whatever was appended by others before it was
+            # counted here or by that batch.)
+            count = _appends(conn)
+            if count != self._appends:
+                self._appends = count
+                self._foreign += 1
+        return self._foreign

@@ -71,4 +71,12 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     SQLITE_MIGRATION,  # 4: leases (which process runs a task or delivers a push config)
     CONVERSATIONS_MIGRATION,  # 5: adapters' conversation state (``_conversations``)
     QUEUE_MIGRATION,  # 6: the work queue (tasks waiting for a worker, ``_queue``)
+    (  # 7: events appended by anyone, counted (``_sqlite_db``: foreign appends told apart)
+        """CREATE TABLE event_appends (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            count INTEGER NOT NULL)""",
+        "INSERT INTO event_appends (id, count) VALUES (1, 0)",
+        """CREATE TRIGGER events_appended AFTER INSERT ON events
+            BEGIN UPDATE event_appends SET count = count + 1 WHERE id = 1; END""",
+    ),
 )

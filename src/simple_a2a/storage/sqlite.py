@@ -34,7 +34,9 @@ pending deliveries survive a restart.
 
 ``wait()`` wakes at once for appends made through this object, and polls ``PRAGMA
 data_version`` (one cheap probe for all waiters, every ``poll_interval`` seconds, default 0.2 s,
-only while someone waits) to see commits by other connections, e.g. another process.
+only while someone waits) to see commits by other connections, e.g. another process; a move
+wakes the waiters only if the file's count of appended events (migration 7, ``event_appends``)
+says another connection appended (``_Database.foreign_appends``).
 """
 
 from __future__ import annotations
@@ -443,7 +445,7 @@ class SQLiteStorage(Storage):
             )
         self.path = path
         self._db = _Database(path, readers, busy_timeout, MIGRATIONS, loop_writes=loop_writes)
-        self._notifier = ChangeNotifier(poll_interval, marker=self._db.data_version)
+        self._notifier = ChangeNotifier(poll_interval, marker=self._db.foreign_appends)
         self.tasks = SQLiteTaskStore(self._db)
         self._events = SQLiteEventLog(self._db, self._notifier, max_events_per_task)
         self.events = self._events
