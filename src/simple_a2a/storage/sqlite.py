@@ -65,7 +65,7 @@ from ._common import (
     to_micros,
 )
 from ._conversations import ConversationStore, SQLiteConversationStore
-from ._layout import core_doc, full_plan, write_plan
+from ._layout import WritePlan, core_doc, full_plan, write_plan
 from ._leases import SQLiteLeaseStore
 from ._queue import SQLiteWorkQueue, WorkQueue
 from ._recent import RecentEvents
@@ -97,6 +97,65 @@ _APPEND_ONE = (
     "INSERT INTO events (task_id, seq, doc)"
     " SELECT ?, coalesce(max(seq), 0) + 1, ? FROM events WHERE task_id = ? RETURNING seq"
 )
+
+
+# The writes of a streamed chunk are objects, not closures: a write waits for its group commit
+# (the rest of the loop iteration) with every other write of it, and three closures with ten
+# cells between them were that many more objects in flight for the collector to walk and
+# promote (issue #36; bench/round3-sqlite.md).
+
+
+class _Update:
+    """A version-checked update of a task's core row, then its artifact and history rows
+    (``SQLiteTaskStore.updating_all``); answers the new version."""
+
+    __slots__ = ("_args", "_plans", "_sql", "_task_id", "_version")
+
+    def __init__(
+        self, sql: str, args: tuple[Any, ...], plans: list[WritePlan], task_id: str, version: int
+    ) -> None:
+        self._sql, self._args, self._plans = sql, args, plans
+        self._task_id, self._version = task_id, version
+
+    def __call__(self, conn: Conn) -> int:
+        task_id = self._task_id
+        if conn.execute(self._sql, self._args).rowcount == 1:
+            for plan in self._plans:
+                write_rows(conn, task_id, plan)
+            return self._version
+        current = conn.execute("SELECT version FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        if current is None:
+            raise KeyError(task_id)
+        expected = self._version - len(self._plans)
+        raise ConcurrentUpdateError(f"task {task_id} is at version {current[0]}, not {expected}")
+
+
+class _AppendOne:
+    """One event at its task's next seq, in one statement (``_APPEND_ONE``); answers ``[seq]``."""
+
+    __slots__ = ("_args",)
+
+    def __init__(self, args: tuple[str, str, str]) -> None:
+        self._args = args
+
+    def __call__(self, conn: Conn) -> builtins.list[int]:
+        # fetchall: steps the statement to its end (a RETURNING row left unread keeps the
+        # statement running inside the transaction)
+        return [row[0] for row in conn.execute(_APPEND_ONE, self._args).fetchall()]
+
+
+class _Record:
+    """A snapshot's write and its event's, one write (``SQLiteStorage.record``)."""
+
+    __slots__ = ("_append", "_store")
+
+    def __init__(
+        self, store: Callable[[Conn], int], append: Callable[[Conn], builtins.list[int]]
+    ) -> None:
+        self._store, self._append = store, append
+
+    def __call__(self, conn: Conn) -> tuple[int, int]:
+        return self._store(conn), self._append(conn)[0]
 
 
 class SQLiteTaskStore(TaskStore):
@@ -189,21 +248,7 @@ class SQLiteTaskStore(TaskStore):
         else:
             sql = "UPDATE tasks SET version = version + ? WHERE id = ? AND version = ?"
             args = (count, task_id, expected_version)
-
-        def run(conn: Conn) -> int:
-            cursor = conn.execute(sql, args)
-            if cursor.rowcount == 1:
-                for plan in plans:
-                    write_rows(conn, task_id, plan)
-                return expected_version + count
-            current = conn.execute("SELECT version FROM tasks WHERE id = ?", (task_id,)).fetchone()
-            if current is None:
-                raise KeyError(last.id)
-            raise ConcurrentUpdateError(
-                f"task {last.id} is at version {current[0]}, not {expected_version}"
-            )
-
-        return run
+        return _Update(sql, args, plans, task_id, expected_version + count)
 
     async def list(self, query: TaskQuery) -> TaskPage:
         sql = list_sql("tasks", query, numbered=False, ts=to_micros, columns=_COLUMNS)
@@ -264,14 +309,7 @@ class SQLiteEventLog(EventLog):
         docs = [event_doc(event) for event in events]
         keep = self.max_events_per_task
         if len(docs) == 1 and keep is None:  # a streamed chunk: one statement, not two
-            args = (task_id, docs[0], task_id)
-
-            def run_one(conn: Conn) -> builtins.list[int]:
-                # fetchall: steps the statement to its end (a RETURNING row left unread keeps
-                # the statement running inside the transaction)
-                return [row[0] for row in conn.execute(_APPEND_ONE, args).fetchall()]
-
-            return run_one
+            return _AppendOne((task_id, docs[0], task_id))
 
         def run(conn: Conn) -> builtins.list[int]:
             sql = "SELECT coalesce(max(seq), 0) FROM events WHERE task_id = ?"
@@ -475,11 +513,7 @@ class SQLiteStorage(Storage):
         )
         append = self._events.appending(task.id, [event])
         epoch = self._events.recent.epoch(task.id)  # before the commit (``_recent``)
-
-        def run(conn: Conn) -> tuple[int, int]:
-            return store(conn), append(conn)[0]
-
-        version, seq = await self._db.write(run)
+        version, seq = await self._db.write(_Record(store, append))
         self._events.recent.add(task.id, [seq], [event], epoch)
         self._events.notify(task.id)
         return version, seq
