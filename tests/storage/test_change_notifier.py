@@ -9,8 +9,8 @@ from collections.abc import Awaitable, Callable
 from simple_a2a.storage._common import ChangeNotifier
 
 
-def _log_at(seq: int) -> Callable[[str, bool], Awaitable[int]]:
-    async def last_seq(task_id: str, trusted: bool) -> int:
+def _log_at(seq: int) -> Callable[[str, int, bool], Awaitable[int]]:
+    async def last_seq(task_id: str, after: int, trusted: bool) -> int:
         return seq
 
     return last_seq
@@ -34,7 +34,7 @@ async def test_a_wake_up_during_the_check_is_not_lost() -> None:
     notifier = ChangeNotifier(15.0)
     reads = 0
 
-    async def last_seq(task_id: str, trusted: bool) -> int:
+    async def last_seq(task_id: str, after: int, trusted: bool) -> int:
         nonlocal reads
         reads += 1
         if reads == 1:
@@ -63,7 +63,7 @@ async def test_one_task_with_many_waiters_wakes_them_all() -> None:
     notifier = ChangeNotifier(15.0)
     seq = 0
 
-    async def last_seq(task_id: str, trusted: bool) -> int:
+    async def last_seq(task_id: str, after: int, trusted: bool) -> int:
         return seq
 
     waiters = [asyncio.create_task(notifier.wait("t1", 0, 15, last_seq)) for _ in range(200)]

@@ -377,9 +377,9 @@ class ChangeNotifier:
         task_id: str,
         after: int,
         timeout: float,
-        last_seq: Callable[[str, bool], Awaitable[int]],
+        last_seq: Callable[[str, int, bool], Awaitable[int]],
     ) -> bool:
-        """True once ``last_seq(task_id, trusted) > after``; False after ``timeout``.
+        """True once ``last_seq(task_id, after, trusted) > after``; False after ``timeout``.
         ``trusted`` False: the answer must come from the database (a poll re-check)."""
         self._waiting += 1
         try:
@@ -392,7 +392,7 @@ class ChangeNotifier:
         task_id: str,
         after: int,
         timeout: float,
-        last_seq: Callable[[str, bool], Awaitable[int]],
+        last_seq: Callable[[str, int, bool], Awaitable[int]],
     ) -> bool:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
@@ -412,7 +412,7 @@ class ChangeNotifier:
                 slot = self._slots[task_id] = set()
             slot.add(waiter)
             try:
-                if await last_seq(task_id, trusted) > after:
+                if await last_seq(task_id, after, trusted) > after:
                     return True
                 remaining = deadline - loop.time()
                 if remaining <= 0:

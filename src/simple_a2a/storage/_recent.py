@@ -21,7 +21,7 @@ A caught-up follower (``after`` is the run's end) is answered "nothing newer" wi
 database only while the run is *confirmed*: the epoch of the task (``ChangeNotifier.epoch``,
 the foreign wake-ups so far) captured before the database last said the log ends there — this
 process's commit of that seq (``add(..., epoch)``, captured before the write) or a read of the
-last seq (``last_seq_for``) — is still the epoch now. ``ChangeNotifier``'s docstring argues why
+last seq (``reader``) — is still the epoch now. ``ChangeNotifier``'s docstring argues why
 that misses no other writer's append; a read that finds more than the run unconfirms it.
 Measured (bench/notes-h-follow.md): a caught-up follower no longer reads the store per chunk.
 
@@ -117,14 +117,15 @@ class RecentEvents:
         run = self._runs.get(task_id)
         return run is not None and bool(run) and run[-1].seq > after
 
-    def last_seq_for(
-        self, after: int, last_seq: Callable[[str], Awaitable[int]]
-    ) -> Callable[[str, bool], Awaitable[int]]:
-        """``last_seq`` for a waiter at ``after`` (``ChangeNotifier.wait``): no read of the
-        database when this process appended later than ``after``, nor, if ``trusted``, when
-        the follower is :meth:`caught_up`."""
+    def reader(
+        self, last_seq: Callable[[str], Awaitable[int]]
+    ) -> Callable[[str, int, bool], Awaitable[int]]:
+        """``last_seq`` for the waiters (``ChangeNotifier.wait``), made once per event log
+        (not a closure per wait): a waiter at ``after`` is answered without the database when
+        this process appended later than ``after``, or, if ``trusted``, when it is
+        :meth:`caught_up`."""
 
-        async def known_or_read(task_id: str, trusted: bool) -> int:
+        async def known_or_read(task_id: str, after: int, trusted: bool) -> int:
             if self.newer_than(task_id, after):
                 # the seq this process committed last: the database holds at least that much
                 # (a lower bound that any waiter of the task may compare with its own ``after``)

@@ -360,6 +360,7 @@ class PostgresEventLog(EventLog):
         self._append_sql = f"WITH {event_ctes(db.s, 2)} SELECT ins.seq FROM ins{notifying(channel)}"
         #: what this process appended last, for the streams following it (``_recent``)
         self.recent = RecentEvents(trimmed_to=max_events_per_task, epoch=notifier.epoch)
+        self._last_seq = self.recent.reader(self.last_seq)
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
         db, doc, epoch = self._db, event_doc(event), self.recent.epoch(task_id)
@@ -411,9 +412,7 @@ class PostgresEventLog(EventLog):
 
     async def wait(self, task_id: str, after: int, timeout: float) -> bool:
         await self._db.ensure_listener()
-        return await self._notifier.wait(
-            task_id, after, timeout, self.recent.last_seq_for(after, self.last_seq)
-        )
+        return await self._notifier.wait(task_id, after, timeout, self._last_seq)
 
     async def delete(self, task_id: str) -> None:
         self.recent.forget(task_id)

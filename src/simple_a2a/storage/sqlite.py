@@ -292,6 +292,7 @@ class SQLiteEventLog(EventLog):
         self.max_events_per_task = max_events_per_task
         #: what this process appended last, for the streams following it (``_recent``)
         self.recent = RecentEvents(trimmed_to=max_events_per_task, epoch=notifier.epoch)
+        self._last_seq = self.recent.reader(self.last_seq)
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
         epoch = self.recent.epoch(task_id)  # before the commit (``_recent``)
@@ -354,9 +355,7 @@ class SQLiteEventLog(EventLog):
         return await self._seq(task_id, "min")
 
     async def wait(self, task_id: str, after: int, timeout: float) -> bool:
-        return await self._notifier.wait(
-            task_id, after, timeout, self.recent.last_seq_for(after, self.last_seq)
-        )
+        return await self._notifier.wait(task_id, after, timeout, self._last_seq)
 
     async def delete(self, task_id: str) -> None:
         def run(conn: Conn) -> None:
