@@ -454,6 +454,11 @@ class _Database:
         Asked of the connection this process writes with: on the loop when writes run there
         (no lock waited for), else on the writer thread, where no batch runs meanwhile."""
         if self._loop_conn is not None:
+            if self._draining:
+                # The writer thread is committing batches of ours: its count and ours may be a
+                # commit apart (a wake-up for nothing). Checked at a poll after it is done;
+                # meanwhile its batches compare on their own.
+                return self._foreign
             return self._foreign_on(self._loop_conn)
 
         def run() -> int:
@@ -467,9 +472,9 @@ class _Database:
         version = int(conn.execute("PRAGMA data_version").fetchone()[0])
         if version != self._version:
             self._version = version
-            # (A batch on the writer thread may commit meanwhile: then this count can differ
-            # from the one it leaves, a wake-up for nothing, never one missed: a value stored
-            # here is one the file held, and whatever was appended by others before it was
+            # (Had a batch of the writer thread committed meanwhile, this count could differ
+            # from the one it leaves: a wake-up for nothing, never one missed, as a value
+            # stored here is one the file held, and whatever others appended before it was
             # counted here or by that batch.)
             count = _appends(conn)
             if count != self._appends:
