@@ -1,32 +1,45 @@
-"""The SQL stores' waits (``ChangeNotifier``): a future per waiter, no Task of its own
-(issue #36), and a waiter that leaves without a wake-up leaves nothing behind."""
+"""The SQL stores' waits (``ChangeNotifier``): a future per waiter, no Task of its own, one
+timer per task (issue #36), each waiter timed out at its own deadline, and a waiter that leaves
+without a wake-up leaves nothing behind."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from simple_a2a.storage._common import ChangeNotifier
 
 
-def _log_at(seq: int) -> Callable[[str, int, bool], Awaitable[int]]:
-    async def last_seq(task_id: str, after: int, trusted: bool) -> int:
-        return seq
+class _Log:
+    """A log's last seq, as the store would answer it."""
 
-    return last_seq
+    def __init__(self, seq: int = 0) -> None:
+        self.seq = seq
+
+    async def __call__(self, task_id: str, after: int, trusted: bool) -> int:
+        return self.seq
+
+
+def _log_at(seq: int) -> Callable[[str, int, bool], Awaitable[int]]:
+    return _Log(seq)
 
 
 async def test_a_waiting_follower_costs_no_task_of_its_own() -> None:
     """A Task for ``Event.wait()`` under ``asyncio.wait`` per wait was a Task, a second future
     and sets per follower per event: the waiter's own Task is the only one now."""
     notifier = ChangeNotifier(15.0)
+    log = _Log()
     before = len(asyncio.all_tasks())
-    waiters = [asyncio.create_task(notifier.wait(f"t{i}", 0, 15, _log_at(0))) for i in range(3)]
+    waiters = [asyncio.create_task(notifier.wait(f"t{i}", 0, 15, log)) for i in range(3)]
     await asyncio.sleep(0)
     assert len(asyncio.all_tasks()) == before + 3
+    log.seq = 1
     for i in range(3):
         notifier.notify(f"t{i}")
-    assert await asyncio.gather(*waiters) == [False, False, False]  # woken; log still at 0
+    assert await asyncio.gather(*waiters) == [True, True, True]
+    await notifier.close()
 
 
 async def test_a_wake_up_during_the_check_is_not_lost() -> None:
@@ -73,3 +86,60 @@ async def test_one_task_with_many_waiters_wakes_them_all() -> None:
     notifier.notify("t1")
     assert all(await asyncio.gather(*waiters))
     assert "t1" not in notifier._slots
+
+
+async def test_waits_woken_by_appends_set_one_timer() -> None:
+    """A follower waits again after every event: a timer per wait (set, then cancelled) was a
+    handle on the loop's heap each time. One per task now, whatever the number of waits."""
+    loop = asyncio.get_running_loop()
+    notifier = ChangeNotifier(15.0)
+    timers = 0
+    call_at, call_later = loop.call_at, loop.call_later
+
+    def counting_at(*args: Any, **kwargs: Any) -> asyncio.TimerHandle:
+        nonlocal timers
+        timers += 1
+        return call_at(*args, **kwargs)
+
+    def counting_later(*args: Any, **kwargs: Any) -> asyncio.TimerHandle:
+        nonlocal timers
+        timers += 1
+        return call_later(*args, **kwargs)
+
+    log = _Log()
+    loop.call_at, loop.call_later = counting_at, counting_later  # type: ignore[method-assign]
+    try:
+        for seq in range(50):
+            waiter = asyncio.create_task(notifier.wait("t1", seq, 15, log))
+            await asyncio.sleep(0)
+            log.seq = seq + 1
+            notifier.notify("t1")
+            assert await waiter is True
+    finally:
+        del loop.call_at, loop.call_later  # (the instance's: the class's methods again)
+    assert timers == 1
+    await notifier.close()
+
+
+async def test_a_wait_after_a_wake_up_times_out_at_its_own_deadline() -> None:
+    """The task's timer, set by the first waiter, fires before a later waiter is due: that
+    waiter must wait on to its own deadline, and one with a shorter timeout is not late."""
+    notifier = ChangeNotifier(15.0)
+    first = asyncio.create_task(notifier.wait("t1", 0, 0.3, _log_at(0)))
+    await asyncio.sleep(0.1)
+    notifier.notify("t1")
+    await first
+    started = time.monotonic()
+    assert await notifier.wait("t1", 0, 0.5, _log_at(0)) is False
+    assert 0.45 <= time.monotonic() - started < 2
+    log = _Log()
+    long = asyncio.create_task(notifier.wait("t1", 0, 5, log))
+    await asyncio.sleep(0)
+    started = time.monotonic()
+    assert await notifier.wait("t1", 0, 0.1, _log_at(0)) is False
+    assert time.monotonic() - started < 1
+    assert not long.done()  # still waiting for its own deadline
+    log.seq = 1
+    notifier.notify("t1")
+    assert await long is True
+    await notifier.close()

@@ -276,20 +276,17 @@ def task_page(rows: Sequence[Sequence[Any]], total: int, limit: int) -> TaskPage
 # --- wake-ups for EventLog.wait ---------------------------------------------------------------
 
 
-#: The waiters of one task: a future each, set True when woken (a set: a waiter that leaves
-#: without being woken is dropped in O(1), 2,000 followers of one task included).
-_Slot = set["asyncio.Future[bool]"]
+#: The waiters of one task: a future each, set True when woken, and its deadline (a dict: a
+#: waiter that leaves without being woken is dropped in O(1), 2,000 followers of one task
+#: included).
+_Slot = dict["asyncio.Future[bool]", float]
+_NEVER = float("inf")
 
 
 def _wake(waiters: _Slot) -> None:
     for waiter in waiters:
         if not waiter.done():
             waiter.set_result(True)
-
-
-def _time_out(waiter: asyncio.Future[bool]) -> None:
-    if not waiter.done():
-        waiter.set_result(False)
 
 
 #: foreign wake-ups are counted per bucket of task ids: bounded memory; two tasks sharing a bucket
@@ -334,6 +331,13 @@ class ChangeNotifier:
         self._marker = marker
         self._signal = signal
         self._slots: dict[str, _Slot] = {}
+        # One timer per task with waiters, not per wait (as the memory store's logs): a
+        # follower waits again after every event, and a timer set and cancelled per wait was
+        # a handle pushed on the loop's heap each time, compared in Python at every heap
+        # operation. It stays when a notify wakes the task's waiters (their next deadlines
+        # are later); when it fires it times out whoever is due and is set again for the
+        # earliest deadline left (:meth:`_expire`).
+        self._timers: dict[str, asyncio.TimerHandle] = {}
         self._waiting = 0  # calls of wait() in progress (a notified one has left its slot)
         self._poller: asyncio.Task[None] | None = None
         self._foreign_all = 0  # notify_all calls (and signal tokens seen)
@@ -401,37 +405,57 @@ class ChangeNotifier:
             # Register before checking, so an append between the check and the wait wakes us;
             # that is also what makes an answer from this process's own appends sound (class
             # docstring): a wake-up that comes after the check finds the waiter registered.
-            # One future and one timer per wait (issue #36): a Task for ``Event.wait()`` under
-            # ``asyncio.wait`` cost a Task, a second future, sets and callbacks per follower per
-            # event, which the garbage collector then walked. Awaiting the future itself also
-            # lets a cancellation through as it is (``asyncio.wait_for`` on Python < 3.12 could
-            # swallow one arriving as the poller's first ``notify_all`` woke the waiter).
+            # One future per wait, the task's timer (issue #36): a Task for ``Event.wait()``
+            # under ``asyncio.wait`` cost a Task, a second future, sets, callbacks and a timer
+            # per follower per event, which the garbage collector then walked. Awaiting the
+            # future itself also lets a cancellation through as it is (``asyncio.wait_for`` on
+            # Python < 3.12 could swallow one arriving as the poller's first ``notify_all``).
             waiter: asyncio.Future[bool] = loop.create_future()
             slot = self._slots.get(task_id)
             if slot is None:
-                slot = self._slots[task_id] = set()
-            slot.add(waiter)
+                slot = self._slots[task_id] = {}
+            slot[waiter] = _NEVER
             try:
                 if await last_seq(task_id, after, trusted) > after:
                     return True
-                remaining = deadline - loop.time()
-                if remaining <= 0:
+                now = loop.time()
+                if deadline <= now:
                     return False
                 if self._marker is not None:
                     self._ensure_poller()
+                    due = deadline
                 else:
-                    remaining = min(remaining, self.poll_interval)
-                timer = loop.call_later(remaining, _time_out, waiter)
-                try:
-                    woken = await waiter
-                finally:
-                    timer.cancel()
+                    due = min(deadline, now + self.poll_interval)
+                slot[waiter] = due
+                timer = self._timers.get(task_id)
+                if timer is None or timer.when() > due:
+                    if timer is not None:
+                        timer.cancel()
+                    self._timers[task_id] = loop.call_at(due, self._expire, task_id)
+                woken = await waiter
                 # A poll of its own (no marker) is the fallback for a lost wake-up: it reads.
                 trusted = self._marker is not None or woken
             finally:
-                slot.discard(waiter)
+                slot.pop(waiter, None)
                 if not slot and self._slots.get(task_id) is slot:
                     del self._slots[task_id]
+
+    def _expire(self, task_id: str) -> None:
+        """The task's timer: time out its waiters that are due, then wait for the next one."""
+        del self._timers[task_id]
+        slot = self._slots.get(task_id)
+        if not slot:
+            return
+        loop = asyncio.get_running_loop()
+        now, earliest = loop.time(), _NEVER
+        for waiter, due in slot.items():
+            if due <= now:
+                if not waiter.done():
+                    waiter.set_result(False)
+            elif due < earliest:
+                earliest = due
+        if earliest != _NEVER:
+            self._timers[task_id] = loop.call_at(earliest, self._expire, task_id)
 
     def _ensure_poller(self) -> None:
         if self._poller is None or self._poller.done():
@@ -466,6 +490,9 @@ class ChangeNotifier:
             self._polling = None  # nobody watches: nothing appended here may be trusted
 
     async def close(self) -> None:
+        timers, self._timers = self._timers, {}
+        for timer in timers.values():
+            timer.cancel()
         poller, self._poller = self._poller, None
         if poller is not None and not poller.done():
             poller.cancel()
