@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
+import sys
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from simple_a2a.protocol import (
     ACTIVE_STATES,
@@ -191,6 +194,48 @@ def test_part_oneof(part: dict[str, Any]) -> None:
     errors = _errors(exc)
     assert list(errors) == ["params.message.parts[0]"]
     assert "exactly one of text, raw, url or data" in errors["params.message.parts[0]"]
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        {},
+        {"text": "a", "url": "https://x"},
+        {"text": None},
+        {"raw": "AAE=", "data": None, "url": "u"},
+    ],
+)
+def test_part_oneof_on_every_way_in(part: dict[str, Any]) -> None:
+    """The oneof is checked however a part is made: JSON text, a dict, keyword arguments, nested
+    in an artifact given as data; a null member is absent (ProtoJSON)."""
+    with pytest.raises(InvalidParamsError, match="exactly one of text, raw, url or data"):
+        Artifact.from_json(json.dumps({"artifactId": "a", "parts": [part]}))
+    with pytest.raises(InvalidParamsError, match="exactly one of text, raw, url or data"):
+        Artifact.from_dict({"artifactId": "a", "parts": [part]})
+    with pytest.raises(ValidationError, match="exactly one of text, raw, url or data"):
+        Part(**part)
+    with pytest.raises(ValidationError, match="exactly one of text, raw, url or data"):
+        Message(message_id="m", role=Role.USER, parts=[part])
+
+
+def test_part_instance_is_not_checked_again_by_its_message_or_artifact() -> None:
+    """A part is checked once, when it is made: a Message or Artifact built with Part instances
+    runs none of the part's own validation again (it ran twice per streamed chunk, #36)."""
+    parts = [Part.text("a"), Part.data({"k": 1})]
+    called: list[str] = []
+
+    def watch(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            called.append(frame.f_code.co_name)
+
+    sys.setprofile(watch)
+    try:
+        artifact = Artifact(artifact_id="a", parts=parts)
+        message = Message(message_id="m", role=Role.AGENT, parts=parts)
+    finally:
+        sys.setprofile(None)
+    assert "_one_content" not in called
+    assert artifact.parts == parts and message.parts == parts
 
 
 @pytest.mark.parametrize("content", [{"text": ""}, {"data": False}, {"data": 0}, {"data": []}])

@@ -9,7 +9,7 @@ import json
 import operator
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -129,6 +129,10 @@ class _ClassOrInstance(Generic[T]):
         return obj.__dict__.get(self.name)
 
 
+#: The members of the proto ``Part``'s ``content`` oneof.
+_CONTENT = ("text", "raw", "url", "data")
+
+
 class Part(A2AModel):
     """One piece of content: exactly one of ``text``, ``raw``, ``url`` or ``data`` (spec §4.1.6).
 
@@ -144,17 +148,30 @@ class Part(A2AModel):
     filename: str | None = None
     media_type: str | None = None
 
-    @model_validator(mode="after")
-    def _one_content(self) -> Part:
-        present = [
-            name for name in ("text", "raw", "url", "data") if self.__dict__.get(name) is not None
-        ]
-        if len(present) != 1:
+    # A "before" model validator, not "after": pydantic runs an "after" one again on every Part
+    # *instance* a Message or Artifact is validated with (it wraps the model, instances
+    # included), so a streamed chunk's part was checked twice (issue #36). A "before" one runs
+    # inside the model's own validation, once per part built from data. It reads the input: the
+    # four names are their own camelCase aliases, and no field's validation turns a value into
+    # None or back, so "not None" here is "not None" in the fields.
+    @model_validator(mode="before")
+    @classmethod
+    def _one_content(cls, data: Any) -> Any:
+        # (a dict first: isinstance against the Mapping ABC alone is a Python call; and the
+        # four lookups inline, without a comprehension's frame, for the common valid part)
+        if isinstance(data, (dict, Mapping)) and (
+            (data.get("text") is not None)
+            + (data.get("raw") is not None)
+            + (data.get("url") is not None)
+            + (data.get("data") is not None)
+            != 1
+        ):
+            present = [name for name in _CONTENT if data.get(name) is not None]
             found = ", ".join(present) if present else "none"
             raise ValueError(
                 "a part must have exactly one of text, raw, url or data (found: " + found + ")"
             )
-        return self
+        return data  # (anything else is not a part: the model's validation refuses it)
 
     # -- factories (typed names; the short names are attached below the class) --
     @classmethod
