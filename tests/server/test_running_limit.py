@@ -166,7 +166,10 @@ async def test_our_client_retries_after_the_agents_delay_and_can_be_told_not_to(
             assert refused.value.retry_after == 0.6 and refused.value.http_status == 503
 
         async def release_soon() -> None:
-            await asyncio.sleep(0.1)
+            # Well before the agent's 0.6 s, but late enough that the resend below reaches
+            # the server while the task still runs on a loaded machine (0.1 s was not: a fresh
+            # clone's run once saw the send admitted after the release, 0.24 s in all).
+            await asyncio.sleep(0.3)
             agent.release.set()
 
         releasing = asyncio.create_task(release_soon())
