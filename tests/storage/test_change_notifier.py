@@ -7,9 +7,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from simple_a2a.storage._common import ChangeNotifier
+
+from ..support.timers import counted_timers
 
 
 class _Log:
@@ -91,33 +92,16 @@ async def test_one_task_with_many_waiters_wakes_them_all() -> None:
 async def test_waits_woken_by_appends_set_one_timer() -> None:
     """A follower waits again after every event: a timer per wait (set, then cancelled) was a
     handle on the loop's heap each time. One per task now, whatever the number of waits."""
-    loop = asyncio.get_running_loop()
     notifier = ChangeNotifier(15.0)
-    timers = 0
-    call_at, call_later = loop.call_at, loop.call_later
-
-    def counting_at(*args: Any, **kwargs: Any) -> asyncio.TimerHandle:
-        nonlocal timers
-        timers += 1
-        return call_at(*args, **kwargs)
-
-    def counting_later(*args: Any, **kwargs: Any) -> asyncio.TimerHandle:
-        nonlocal timers
-        timers += 1
-        return call_later(*args, **kwargs)
-
     log = _Log()
-    loop.call_at, loop.call_later = counting_at, counting_later  # type: ignore[method-assign]
-    try:
+    with counted_timers() as timers:
         for seq in range(50):
             waiter = asyncio.create_task(notifier.wait("t1", seq, 15, log))
             await asyncio.sleep(0)
             log.seq = seq + 1
             notifier.notify("t1")
             assert await waiter is True
-    finally:
-        del loop.call_at, loop.call_later  # (the instance's: the class's methods again)
-    assert timers == 1
+    assert timers == [1]
     await notifier.close()
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
 
 from simple_a2a.protocol._base import trusted
 from simple_a2a.protocol.models import Task, TaskState, TaskStatus
 from simple_a2a.protocol.requests import StreamResponse
 from simple_a2a.storage.memory import MemoryEventLog
+
+from ..support.timers import counted_timers
 
 
 def _event() -> StreamResponse:
@@ -46,31 +47,14 @@ async def test_a_shorter_timeout_moves_the_timer_earlier() -> None:
 async def test_waits_woken_by_appends_set_one_timer() -> None:
     """A follower waits again after every event: a timer per wait (set, then cancelled) was a
     handle on the loop's heap each time. One per log now, whatever the number of waits."""
-    loop = asyncio.get_running_loop()
     log = MemoryEventLog()
-    timers = 0
-    call_at, call_later = loop.call_at, loop.call_later
-
-    def counting_at(*args: Any, **kwargs: Any) -> asyncio.TimerHandle:
-        nonlocal timers
-        timers += 1
-        return call_at(*args, **kwargs)
-
-    def counting_later(*args: Any, **kwargs: Any) -> asyncio.TimerHandle:
-        nonlocal timers
-        timers += 1
-        return call_later(*args, **kwargs)
-
-    loop.call_at, loop.call_later = counting_at, counting_later  # type: ignore[method-assign]
-    try:
+    with counted_timers() as timers:
         for seq in range(50):
             waiter = asyncio.create_task(log.wait("t1", seq, timeout=15))
             await asyncio.sleep(0)
             await log.append("t1", _event())
             assert await waiter is True
-    finally:
-        del loop.call_at, loop.call_later  # (the instance's: the class's methods again)
-    assert timers == 1
+    assert timers == [1]
 
 
 async def test_a_cancelled_waiter_leaves_the_log() -> None:
