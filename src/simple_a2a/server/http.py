@@ -274,11 +274,11 @@ def sse_response(
     return EventStream(items, render, headers)
 
 
-#: The headers of every SSE response (Starlette's spelling of the content type, as before).
+#: The headers of every SSE response (the content type as Starlette spelled it, as before).
 _SSE_HEADERS = (
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),
-    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"content-type", f"{sse.CONTENT_TYPE}; charset=utf-8".encode()),
 )
 
 
