@@ -71,6 +71,24 @@ def node() -> str:
     return executable
 
 
+def test_js_sdk_installs_one_at_a_time(node: str) -> None:
+    """scripts/js_sdk waits for an install already running (every pytest-xdist worker calls it
+    through ``node``; two npm runs in one node_modules break each other)."""
+    import fcntl
+
+    with (HERE / ".js_sdk.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        waiting = subprocess.Popen(["bash", str(ROOT / "scripts" / "js_sdk")])
+        try:
+            # Installed already (``node``), so unlocked it would exit at once; a slow start
+            # can only make this pass, never fail.
+            with pytest.raises(subprocess.TimeoutExpired):
+                waiting.wait(timeout=1)
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
+        assert waiting.wait(timeout=60) == 0
+
+
 # -- the SDK's client against our server ---------------------------------------------------------
 
 
