@@ -70,7 +70,10 @@ def test_a_lost_listening_connection_is_opened_again(
     slow_poll_cluster: tuple[Cluster, RoundRobinProxy], marks: Path
 ) -> None:
     cluster, _ = slow_poll_cluster
-    listening = "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN \"a2a_ended.%'"
+    # Only this cluster's listeners (its schema names the channel): other test processes on
+    # the same database (pytest-xdist workers) keep theirs.
+    channel = f"a2a_ended.{cluster.schema}"[:63]
+    listening = f"SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN \"{channel}\"'"
     assert sql(cluster.schema, listening), "no replica listens for ended tasks"
     sql(cluster.schema, f"SELECT pg_terminate_backend(pid) FROM ({listening}) AS l")
     deadline = time.monotonic() + 10
