@@ -10,6 +10,7 @@ what ``pip install -e .[dev]`` in scripts/bootstrap checks every run.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -23,6 +24,9 @@ import pytest
 from simple_a2a.server.background import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
+#: what the installed copy runs with: no PYTHONPATH, which could point at this checkout's src/
+#: (a developer's shell, a runner) and make it import that instead
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
 def readme_block(heading: str) -> str:
@@ -58,6 +62,7 @@ def fresh_env(where: Path) -> Path:
         capture_output=True,
         text=True,
         check=True,
+        env=CLEAN_ENV,
     ).stdout.strip()
     (Path(purelib) / "_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return python
@@ -69,7 +74,7 @@ def test_built_package_installs_and_runs_hello_world(dist: Path, tmp_path: Path,
     python = fresh_env(tmp_path / "env")
     install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"]
     install += ["--no-deps", "--no-index", "--no-build-isolation", str(built)]
-    done = subprocess.run(install, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(install, capture_output=True, text=True, timeout=300, env=CLEAN_ENV)
     assert done.returncode == 0, done.stdout + done.stderr
 
     where = subprocess.run(
@@ -77,6 +82,7 @@ def test_built_package_installs_and_runs_hello_world(dist: Path, tmp_path: Path,
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env=CLEAN_ENV,
     )
     assert str(tmp_path / "env") in where.stdout, where  # the installed copy, not this checkout
 
@@ -84,7 +90,11 @@ def test_built_package_installs_and_runs_hello_world(dist: Path, tmp_path: Path,
     hello = tmp_path / "hello.py"
     hello.write_text(readme_block("Hello, agent").replace("port=9292", f"port={port}"))
     agent = subprocess.Popen(
-        [str(python), str(hello)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [str(python), str(hello)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=CLEAN_ENV,
     )
     try:
         url = f"http://127.0.0.1:{port}"
@@ -99,7 +109,12 @@ def test_built_package_installs_and_runs_hello_world(dist: Path, tmp_path: Path,
                 time.sleep(0.1)
         client = readme_block("Hello, client").replace("http://localhost:9292", url)
         said = subprocess.run(
-            [str(python), "-c", client], capture_output=True, text=True, cwd=tmp_path, timeout=60
+            [str(python), "-c", client],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=60,
+            env=CLEAN_ENV,
         )
         assert said.stdout.strip() == "You said: hello", said.stderr
         cli = subprocess.run(
@@ -107,6 +122,7 @@ def test_built_package_installs_and_runs_hello_world(dist: Path, tmp_path: Path,
             capture_output=True,
             text=True,
             timeout=60,
+            env=CLEAN_ENV,
         )
         assert cli.returncode == 0, cli.stderr
         assert "You said: hi" in cli.stdout
