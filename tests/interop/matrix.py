@@ -11,6 +11,9 @@ faults a cell's tests check (``"*"``: every binding; ``"JSONRPC 0.3"``: one bind
 version). At the end of the session the outcomes are written to ``$INTEROP_MATRIX`` (default
 ``test-artifacts/interop.json``, removed when a run starts); ``scripts/interop_matrix.py``
 renders them as the table of docs/interop.md.
+
+Under pytest-xdist each outcome travels with its test report (``user_properties``) to the
+controller, which alone writes the file: the workers writing it each wrote over the others'.
 """
 
 from __future__ import annotations
@@ -64,6 +67,10 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+#: the name of a report's user property that carries its matrix record
+PROPERTY = "interop_matrix"
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     outcome = yield
@@ -72,7 +79,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if cell is None:
         return
     if report.when == "call" or (report.when == "setup" and not report.passed):
-        _records.append({**cell, "outcome": report.outcome})
+        report.user_properties.append((PROPERTY, {**cell, "outcome": report.outcome}))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # Called in the process that runs the test and, under xdist, again in the controller for
+    # the report a worker sent; only the controller's records are written (_is_worker).
+    _records.extend(value for name, value in report.user_properties if name == PROPERTY)
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")  # set by pytest-xdist in its workers only
 
 
 def _path() -> Path:
@@ -80,11 +97,12 @@ def _path() -> Path:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    _path().unlink(missing_ok=True)  # the file describes one run, never an older one
+    if not _is_worker(session.config):
+        _path().unlink(missing_ok=True)  # the file describes one run, never an older one
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if not _records:
+    if not _records or _is_worker(session.config):
         return
     path = _path()
     path.parent.mkdir(parents=True, exist_ok=True)
