@@ -37,7 +37,10 @@ SCRIPT = Path(sys.executable).parent / "simple-a2a"
 
 
 def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), prog_name="simple-a2a")
+    # Output piped with no COLUMNS, as a script sees it (the CLI then prints 160 wide):
+    # pytest-xdist sets COLUMNS=80 in its workers, which cut the push-config table's URL.
+    runner = CliRunner(env={"COLUMNS": None})
+    return runner.invoke(cli, list(args), prog_name="simple-a2a")
 
 
 def json_lines(result: Result) -> list[dict[str, Any]]:
