@@ -6,8 +6,10 @@ directly, in process (the tool behind round 4's in-process numbers in bench/READ
 Prints ``cpu_us_per_call`` (``time.process_time`` over the measured calls, after the warm-up).
 Settings (environment):
 
-- ``OP``: ``SendMessage`` (default), ``GetTask`` (of one task created first) or ``ListTasks``
-  (pages of 50 of 100 tasks created first), over JSON-RPC;
+- ``OP``: ``SendMessage`` (default), ``GetTask`` (of one task created first), ``ListTasks``
+  (pages of 50 of 100 tasks created first) or ``SendStreamingMessage`` (``stream 20``: a task of
+  ``CHUNKS`` artifact chunks, default 20, then completed; divide by the chunks for a cost per
+  chunk), over JSON-RPC;
 - ``CONC``: concurrent callers (default 1); 32 reproduces what ``wrk -c32`` adds in process;
 - ``STORAGE``: a storage URL (``sqlite:///tmp/x.db``); default the memory store;
 - ``NOGC=1``: no garbage collection during the measured calls (what is code, what is GC);
@@ -56,6 +58,13 @@ def send_body(i: int) -> bytes:
     ).encode()
 
 
+def stream_body(i: int) -> bytes:
+    chunks = os.environ.get("CHUNKS", "20")
+    message = {"messageId": f"m{i}", "role": "ROLE_USER", "parts": [{"text": f"stream {chunks}"}]}
+    request = {"jsonrpc": "2.0", "id": i, "method": "SendStreamingMessage"}
+    return json.dumps({**request, "params": {"message": message}}).encode()
+
+
 def get_body(task_id: str) -> Callable[[int], bytes]:
     def body(i: int) -> bytes:
         request = {"jsonrpc": "2.0", "id": i, "method": "GetTask", "params": {"id": task_id}}
@@ -85,7 +94,11 @@ async def main(warmup: int, calls: int) -> float:
         messages: list[dict[str, Any]] = [{"type": "http.request", "body": body}]
 
         async def receive() -> dict[str, Any]:
-            return messages.pop() if messages else {"type": "http.disconnect"}
+            if messages:
+                return messages.pop()
+            if streaming:  # an open stream's client stays until the stream ends
+                await asyncio.get_running_loop().create_future()
+            return {"type": "http.disconnect"}
 
         async def send(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.body":
@@ -98,8 +111,9 @@ async def main(warmup: int, calls: int) -> float:
         }  # fmt: skip
         await app(scope, receive, send)
 
-    body = send_body
     op = os.environ.get("OP", "SendMessage")
+    streaming = op == "SendStreamingMessage"
+    body = stream_body if streaming else send_body
     if op == "GetTask":
         await call(send_body(0))
         body = get_body(json.loads(answers[-1])["result"]["task"]["id"])
@@ -127,7 +141,8 @@ async def main(warmup: int, calls: int) -> float:
     await asyncio.gather(*(caller(k) for k in range(concurrency)))
     spent = time.process_time() - started
     gc.enable()
-    if calls and b'"TASK_STATE_COMPLETED"' not in answers[-1]:
+    last = answers[-2] if streaming else answers[-1]  # (a stream ends with an empty body)
+    if calls and b'"TASK_STATE_COMPLETED"' not in last:
         raise SystemExit(f"unexpected answer: {answers[-1][:300]!r}")
     if os.environ.get("LATENCY") and latencies:
         print(latency_summary(latencies))
