@@ -313,12 +313,15 @@ def replaced(obj: M, /, **fields: Any) -> M:
     updated fields), without pydantic's generic ``__copy__`` (three ``copy.copy`` calls): the
     task's every change goes through here (``reducer.py``).
     """
-    cls = type(obj)
-    new = _new(cls)
+    new = _new(type(obj))
     _set_dict(new, {**obj.__dict__, **fields})
-    _set_fields_set(new, obj.__pydantic_fields_set__ | fields.keys())
-    extra, private = obj.__pydantic_extra__, obj.__pydantic_private__
+    # ``{*a, *b}`` builds the set in place; ``set | dict_keys`` goes through the keys view's
+    # reflected ``__ror__``, twice the time. The two slots are read one by one (no tuple):
+    # together half of this function's ~1.1 us per call, run three times per streamed chunk.
+    _set_fields_set(new, {*obj.__pydantic_fields_set__, *fields})
+    extra = obj.__pydantic_extra__
     _set_extra(new, None if extra is None else dict(extra))
+    private = obj.__pydantic_private__
     _set_private(new, None if private is None else dict(private))
     return new
 
