@@ -17,7 +17,6 @@ from .models import (
     TaskArtifactUpdateEvent,
     TaskState,
     TaskStatus,
-    TaskStatusUpdateEvent,
 )
 from .requests import StreamResponse
 from .states import check_artifact, check_transition
@@ -42,13 +41,11 @@ def apply_artifact(task: Task, event: TaskArtifactUpdateEvent, *, check: bool = 
     if check:
         check_artifact(task.status.state)
     incoming = event.artifact
+    artifact_id = incoming.artifact_id
     artifacts = list(task.artifacts)
     for index, existing in enumerate(artifacts):
-        if existing.artifact_id == incoming.artifact_id:
-            if event.append:
-                artifacts[index] = _extend(existing, incoming)
-            else:
-                artifacts[index] = incoming
+        if existing.artifact_id == artifact_id:
+            artifacts[index] = _extend(existing, incoming) if event.append else incoming
             break
     else:
         artifacts.append(incoming)
@@ -74,12 +71,18 @@ def _extend(existing: Artifact, chunk: Artifact) -> Artifact:
             parts[-1] = replaced(last, text=f"{last.text}{part.text}")
         else:
             parts.append(part)
+    # The common chunk (a token of text, issue #36) has none of metadata, name, description:
+    # one copy with the parts alone, without an update dict built and unpacked.
+    metadata, name, description = chunk.metadata, chunk.name, chunk.description
+    if not metadata and name is None and description is None:
+        return replaced(existing, parts=parts)
     update: dict[str, object] = {"parts": parts}
-    if chunk.metadata:
-        update["metadata"] = {**(existing.metadata or {}), **chunk.metadata}
-    for name in ("name", "description"):
-        if getattr(chunk, name) is not None:
-            update[name] = getattr(chunk, name)
+    if metadata:
+        update["metadata"] = {**(existing.metadata or {}), **metadata}
+    if name is not None:
+        update["name"] = name
+    if description is not None:
+        update["description"] = description
     # ``replaced`` is model_copy for values that are already valid, without pydantic's generic
     # ``__copy__``: this runs for every streamed chunk (bench/streams.py, issue #36).
     return replaced(existing, **update)
@@ -92,14 +95,21 @@ def apply_message(task: Task, message: Message) -> Task:
 
 def apply_event(task: Task, event: StreamResponse, *, check: bool = True) -> Task:
     """The task after one stream event (a Task event replaces the snapshot)."""
-    payload = event.payload
-    if isinstance(payload, TaskStatusUpdateEvent):
-        return apply_status(task, payload.status, check=check)
-    if isinstance(payload, TaskArtifactUpdateEvent):
-        return apply_artifact(task, payload, check=check)
-    if isinstance(payload, Message):
-        return apply_message(task, payload)
-    return payload
+    # The oneof's fields read from the model's dict (every field is there: validated or
+    # ``trusted``), not ``isinstance`` against the payload's class: a pydantic model class is an
+    # ABC, and a miss goes through ABCMeta's instance check (an artifact update, every streamed
+    # chunk, missed the status update's class first).
+    d = event.__dict__
+    update = d["artifact_update"]
+    if update is not None:
+        return apply_artifact(task, update, check=check)
+    status_update = d["status_update"]
+    if status_update is not None:
+        return apply_status(task, status_update.status, check=check)
+    message = d["message"]
+    if message is not None:
+        return apply_message(task, message)
+    return event.payload  # type: ignore[return-value]  # (a Task; or raises: empty)
 
 
 def is_final_event(event: StreamResponse, until: frozenset[TaskState] = FINAL_STATES) -> bool:
