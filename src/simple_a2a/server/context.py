@@ -161,6 +161,8 @@ def _as_message(content: MessageLike | None, task: Task) -> Message | None:
 def _as_artifacts(items: ArtifactLike | Iterable[ArtifactLike] | None) -> list[Artifact]:
     if items is None:
         return []
+    if type(items) is Artifact:  # (every streamed chunk: no isinstance through the ABC check)
+        return [items]
     if isinstance(items, (str, Part, Artifact, dict)):
         items = [items]
     out: list[Artifact] = []
