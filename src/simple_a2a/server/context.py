@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -38,7 +38,7 @@ from ..protocol.requests import StreamResponse
 from ..protocol.states import TaskAnsweredError, TaskStateError, TaskTerminalError
 
 if TYPE_CHECKING:
-    from .tasks import TaskManager
+    from .tasks import StreamItem, TaskManager
 
 ArtifactLike = str | Part | Artifact | dict[str, Any]
 MessageLike = str | Message | Part | list[PartLike]
@@ -479,3 +479,45 @@ class RequestContext(TaskHandle):
         self.detached = True
         self.commit()
         return self
+
+
+class NewTaskStream:
+    """The stream of a new task's execution (SendStreamingMessage): a direct reply, or, once
+    the executor recorded something, the task's log from its first event (the Task).
+
+    An async iterator rather than an async generator re-yielding ``TaskManager.follow``'s items:
+    once the log is followed, ``__anext__`` hands on follow's own, so a streamed chunk crosses
+    one generator fewer (a frame resumed and suspended per chunk, issue #36)."""
+
+    __slots__ = ("_ctx", "_manager", "_next")
+
+    def __init__(self, ctx: RequestContext, manager: TaskManager) -> None:
+        self._ctx = ctx
+        self._manager = manager
+        self._next: Callable[[], Awaitable[StreamItem]] = self._start
+
+    def __aiter__(self) -> NewTaskStream:
+        return self
+
+    def __anext__(self) -> Awaitable[StreamItem]:
+        return self._next()
+
+    async def _start(self) -> StreamItem:
+        from .tasks import StreamItem  # (tasks.py is the layer below; imported when used)
+
+        ctx = self._ctx
+        while not ctx.committed and ctx.reply_message is None:
+            ctx.changed.clear()
+            if ctx.committed or ctx.reply_message is not None:
+                break
+            await ctx.changed.wait()
+        if ctx.reply_message is not None and not ctx.committed:
+            self._next = _ended
+            return StreamItem(None, StreamResponse(message=ctx.reply_message))
+        items: AsyncIterator[StreamItem] = self._manager.follow(ctx.task_id, 0)  # 1: the Task
+        self._next = items.__anext__
+        return await items.__anext__()
+
+
+async def _ended() -> Any:
+    raise StopAsyncIteration

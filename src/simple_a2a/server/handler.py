@@ -38,7 +38,7 @@ from ..protocol.states import FOLLOW_UPS, FollowUp, TaskTerminalError
 from ..protocol.telemetry import TELEMETRY
 from ..storage.base import Storage, StoredTask, TaskQuery
 from . import recovery
-from .context import CallContext, Caller, RequestContext
+from .context import CallContext, Caller, NewTaskStream, RequestContext
 from .executor import AgentExecutor, as_executor, run_executor
 from .leases import LeaseKeeper, bind_leases, claim_follow_up
 from .limits import (
@@ -189,31 +189,18 @@ class RequestHandler(PushConfigOperations):
     ) -> AsyncIterator[StreamItem]:
         self._require_streaming()
         ctx, seq = await self._start(request, call)
-        return self._stream_execution(ctx, seq)
+        return NewTaskStream(ctx, self.tasks) if not seq else self._stream_execution(ctx, seq)
 
     async def _stream_execution(self, ctx: RequestContext, seq: int) -> AsyncIterator[StreamItem]:
-        if seq:
-            # A follow-up to an existing task: its snapshot as of accepting the message first
-            # (spec §3.1.2), then the live events after it.
-            snap = await self.tasks.snapshot(ctx.task_id)
-            assert snap is not None
-            task, last = snap
-            yield StreamItem(last, StreamResponse(task=task))
-            if not task.is_final:
-                async for item in self.tasks.follow(ctx.task_id, last):
-                    yield item
-            return
-        # A new task: a direct reply or a task, whichever the executor gives first.
-        while not ctx.committed and ctx.reply_message is None:
-            ctx.changed.clear()
-            if ctx.committed or ctx.reply_message is not None:
-                break
-            await ctx.changed.wait()
-        if ctx.reply_message is not None and not ctx.committed:
-            yield StreamItem(None, StreamResponse(message=ctx.reply_message))
-            return
-        async for item in self.tasks.follow(ctx.task_id, 0):  # event 1 is the Task
-            yield item
+        # A follow-up to an existing task: its snapshot as of accepting the message first
+        # (spec §3.1.2), then the live events after it. (A new task's: NewTaskStream.)
+        snap = await self.tasks.snapshot(ctx.task_id)
+        assert snap is not None
+        task, last = snap
+        yield StreamItem(last, StreamResponse(task=task))
+        if not task.is_final:
+            async for item in self.tasks.follow(ctx.task_id, last):
+                yield item
 
     async def _wait_settled(self, ctx: RequestContext) -> bool:
         """Blocking send (spec §3.2.2): until a direct reply, or the task is terminal or
