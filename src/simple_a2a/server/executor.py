@@ -153,11 +153,16 @@ async def run_executor(
     try:
         with anyio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
             target = executor.fn if isinstance(executor, FunctionExecutor) else executor.execute
-            result = await _call_maybe_async(target, ctx)
+            # An ``async def`` agent awaited here, not through _call_maybe_async (one coroutine
+            # less per execution, issue #36).
+            if _kind_of(target) == "coroutine":
+                result = await target(ctx)
+            else:
+                result = await _call_maybe_async(target, ctx)
             if isinstance(result, AsyncGeneratorType):  # (inspect.isasyncgen, without a call)
                 await ctx.start() if states.is_open(ctx.state) else None
                 await _stream_chunks(ctx, result)
-            else:
+            elif result is not None:  # (None, the usual answer, has nothing to apply)
                 await _apply_result(ctx, result)
         if ctx.reply_message is not None and not ctx.committed:
             return

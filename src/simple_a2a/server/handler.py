@@ -386,8 +386,13 @@ class RequestHandler(PushConfigOperations):
     async def _run(self, ctx: RequestContext) -> None:
         bind_execution(ctx)  # log fields, in the runner's own task
         try:
-            run = functools.partial(run_executor, self.executor, ctx, timeout=self.executor_timeout)
-            await (traced_executor(run, ctx) if TELEMETRY.on else run())
+            if TELEMETRY.on:
+                run = functools.partial(
+                    run_executor, self.executor, ctx, timeout=self.executor_timeout
+                )
+                await traced_executor(run, ctx)
+            else:  # (no partial per execution without telemetry)
+                await run_executor(self.executor, ctx, timeout=self.executor_timeout)
         finally:
             self._executions.pop(ctx.task_id, None)
             self.running.leave(ctx.call.owner)

@@ -126,7 +126,8 @@ class TaskManager:
                     task, event, expected_version=None, owner=owner
                 )
         self._latest.keep(StoredTask(task, version, owner))
-        await self._notify(task.id, seq, event, task)
+        if self.hooks:  # (no coroutine without hooks, as in record_all)
+            await self._notify(task.id, seq, event, task)
         return seq
 
     async def record(self, task_id: str, event: StreamResponse) -> tuple[Task, int]:

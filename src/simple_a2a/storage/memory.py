@@ -133,6 +133,10 @@ class MemoryTaskStore(TaskStore):
                 rows[task_id] = (*row[:5], *handle)
 
     async def create(self, task: Task, *, owner: str | None = None) -> int:
+        return self._create(task, owner)
+
+    def _create(self, task: Task, owner: str | None) -> int:
+        """:meth:`create`, which never suspends (``MemoryStorage.record`` calls it as is)."""
         if task.id in self._rows:
             raise TaskExistsError(task.id)
         key = _ms(task.status.timestamp)
@@ -536,8 +540,8 @@ class MemoryStorage(Storage):
         if len(steps) < 2 or own is None:
             return await super().record_steps(steps, expected_version=expected_version)
         own[0]._update(steps[-1].task, expected_version, len(steps))  # (the version guard)
-        append = self.events.append
-        return [await append(step.task.id, step.event) for step in steps]
+        append = own[1]._append  # (no coroutine per event: it never suspends)
+        return [append(step.task.id, step.event) for step in steps]
 
     async def record(
         self,
@@ -549,26 +553,28 @@ class MemoryStorage(Storage):
         owner: str | None = None,
     ) -> tuple[int, int]:
         """The default's two writes, without a coroutine for each: neither suspends here, and
-        this runs for every streamed chunk (issue #36). Creations take the default, and so do
-        stores whose writes are not ours (:meth:`_own_writes`)."""
-        own = None if expected_version is None else self._own_writes()
+        this runs for every streamed chunk and every SendMessage's creation (issue #36). Stores
+        whose writes are not ours take the default (:meth:`_own_writes`)."""
+        own = self._own_writes()
         if own is None:
             return await super().record(
                 task, event, expected_version=expected_version, change=change, owner=owner
             )
-        assert expected_version is not None
+        if expected_version is None:  # a creation (every SendMessage's first write)
+            return own[0]._create(task, owner), own[1]._append(task.id, event)
         return own[0]._update(task, expected_version), own[1]._append(task.id, event)
 
     def _own_writes(self) -> tuple[MemoryTaskStore, MemoryEventLog] | None:
-        """The task store and event log when their ``update`` and ``append`` are this module's
-        own, so that their bodies may be called without a coroutine; None when another store
-        was put in their place, a subclass, or a method wrapped on the instance: then theirs
-        must be called."""
+        """The task store and event log when their ``create``, ``update`` and ``append`` are
+        this module's own, so that their bodies may be called without a coroutine; None when
+        another store was put in their place, a subclass, or a method wrapped on the instance:
+        then theirs must be called."""
         tasks, events = self.tasks, self.events
         if (
             type(tasks) is MemoryTaskStore
             and type(events) is MemoryEventLog
             and "update" not in tasks.__dict__
+            and "create" not in tasks.__dict__
             and "append" not in events.__dict__
         ):
             return tasks, events
