@@ -102,7 +102,11 @@ def _wait_listening(port: int, process: subprocess.Popen[bytes], timeout: float 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise SystemExit(f"the server exited ({process.returncode}) before listening")
+            # what it said (an unknown kind, a missing module): its last lines
+            said = process.stderr.read().decode(errors="replace") if process.stderr else ""
+            lines = [line for line in said.splitlines() if not line.startswith("==")]  # valgrind's
+            tail = "\n".join(lines[-5:])
+            raise SystemExit(f"the server exited ({process.returncode}) before listening:\n{tail}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return
