@@ -36,9 +36,10 @@ from ..protocol.models import (
 )
 from ..protocol.requests import StreamResponse
 from ..protocol.states import TaskAnsweredError, TaskStateError, TaskTerminalError
+from .tasks import StreamItem
 
 if TYPE_CHECKING:
-    from .tasks import StreamItem, TaskManager
+    from .tasks import TaskManager
 
 ArtifactLike = str | Part | Artifact | dict[str, Any]
 MessageLike = str | Message | Part | list[PartLike]
@@ -503,8 +504,6 @@ class NewTaskStream:
         return self._next()
 
     async def _start(self) -> StreamItem:
-        from .tasks import StreamItem  # (tasks.py is the layer below; imported when used)
-
         ctx = self._ctx
         while not ctx.committed and ctx.reply_message is None:
             ctx.changed.clear()
