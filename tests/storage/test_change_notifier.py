@@ -127,3 +127,49 @@ async def test_a_wait_after_a_wake_up_times_out_at_its_own_deadline() -> None:
     notifier.notify("t1")
     assert await long is True
     await notifier.close()
+
+
+class _CountedLog(_Log):
+    """``last_seq`` that counts its calls: each is a read when the store cannot answer it."""
+
+    def __init__(self, seq: int = 0) -> None:
+        super().__init__(seq)
+        self.calls = 0
+
+    async def __call__(self, task_id: str, after: int, trusted: bool) -> int:
+        self.calls += 1
+        return self.seq
+
+
+async def test_a_notified_seq_wakes_the_follower_without_asking_the_log() -> None:
+    """This process's commit of seq 1 wakes the follower at 0 with that seq: the wait answers
+    at once, with no second registration and no ``last_seq`` (no read-back, issue #36)."""
+    notifier = ChangeNotifier(15.0)
+    log = _CountedLog()
+    waiter = asyncio.create_task(notifier.wait("t1", 0, 15, log))
+    await asyncio.sleep(0)
+    assert log.calls == 1  # the check before it waits
+    notifier.notify("t1", 1)
+    assert await waiter is True
+    assert log.calls == 1
+    assert "t1" not in notifier._slots
+    await notifier.close()
+
+
+async def test_a_notified_seq_not_past_the_follower_asks_the_log() -> None:
+    """A commit that settles after a later one (seq 1 for a follower at 2) is no answer: the
+    follower checks again, and waits on while the log holds nothing newer."""
+    notifier = ChangeNotifier(15.0)
+    log = _CountedLog(2)
+    waiter = asyncio.create_task(notifier.wait("t1", 2, 15, log))
+    await asyncio.sleep(0)
+    notifier.notify("t1", 1)
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert log.calls == 2
+    assert not waiter.done()
+    log.seq = 3
+    notifier.notify("t1")  # (no seq: a wake-up that must be checked)
+    assert await waiter is True
+    assert log.calls == 3
+    await notifier.close()

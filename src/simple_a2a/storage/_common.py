@@ -276,8 +276,9 @@ def task_page(rows: Sequence[Sequence[Any]], total: int, limit: int) -> TaskPage
 # --- wake-ups for EventLog.wait ---------------------------------------------------------------
 
 
-class _Slot(dict["asyncio.Future[bool]", float]):
-    """The waiters of one task: a future each, set True when woken, and its deadline (a dict: a
+class _Slot(dict["asyncio.Future[int]", float]):
+    """The waiters of one task: a future each, set when woken (:data:`_WOKEN`, the seq this
+    process committed, or :data:`_TIMED_OUT`), and its deadline (a dict: a
     waiter that leaves without being woken is dropped in O(1), 2,000 followers of one task
     included); and the task's newest poll re-check, a read of the database that the waiters
     whose wait began before it share (:meth:`ChangeNotifier._recheck`)."""
@@ -291,6 +292,9 @@ class _Slot(dict["asyncio.Future[bool]", float]):
 
 
 _NEVER = float("inf")
+#: what a waiter's future is set to when woken without a seq (another writer, a poll) or timed
+#: out; a seq (> 0) when this process's own commit of it woke the waiter (``notify``)
+_WOKEN, _TIMED_OUT = 0, -1
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:
@@ -298,10 +302,10 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-def _wake(waiters: _Slot) -> None:
+def _wake(waiters: _Slot, seq: int = _WOKEN) -> None:
     for waiter in waiters:
         if not waiter.done():
-            waiter.set_result(True)
+            waiter.set_result(seq)
 
 
 #: foreign wake-ups are counted per bucket of task ids: bounded memory; two tasks sharing a bucket
@@ -376,11 +380,12 @@ class ChangeNotifier:
             self._foreign_all += 1
         return self._foreign_all + self._foreign[hash(task_id) % _BUCKETS]
 
-    def notify(self, task_id: str) -> None:
-        """This process appended to the task (the epoch does not move)."""
+    def notify(self, task_id: str, seq: int = _WOKEN) -> None:
+        """This process appended to the task (the epoch does not move); ``seq``: the seq it
+        committed, which a waiter before it takes as its answer without asking ``last_seq``."""
         slot = self._slots.pop(task_id, None)
         if slot is not None:
-            _wake(slot)
+            _wake(slot, seq)
 
     def notify_foreign(self, task_id: str) -> None:
         """Another writer appended to the task."""
@@ -401,8 +406,9 @@ class ChangeNotifier:
         timeout: float,
         last_seq: Callable[[str, int, bool], Awaitable[int]],
     ) -> bool:
-        """True once ``last_seq(task_id, after, trusted) > after``; False after ``timeout``.
-        ``trusted`` False: the answer must come from the database (a poll re-check)."""
+        """True once ``last_seq(task_id, after, trusted) > after`` or this process notified a
+        seq > ``after``; False after ``timeout``. ``trusted`` False: the answer must come from
+        the database (a poll re-check)."""
         self._waiting += 1
         try:
             return await self._wait(task_id, after, timeout, last_seq)
@@ -429,7 +435,7 @@ class ChangeNotifier:
             # per follower per event, which the garbage collector then walked. Awaiting the
             # future itself also lets a cancellation through as it is (``asyncio.wait_for`` on
             # Python < 3.12 could swallow one arriving as the poller's first ``notify_all``).
-            waiter: asyncio.Future[bool] = loop.create_future()
+            waiter: asyncio.Future[int] = loop.create_future()
             slot = self._slots.get(task_id)
             if slot is None:
                 slot = self._slots[task_id] = _Slot()
@@ -457,8 +463,12 @@ class ChangeNotifier:
                     self._timers[task_id] = loop.call_at(due, self._expire, task_id)
                 began = loop.time()  # (a shared re-check must have started after this)
                 woken = await waiter
+                if woken > after:
+                    # This process committed that seq: the log holds it, and the follower
+                    # needs no second registration nor ``last_seq`` to learn so (issue #36).
+                    return True
                 # A poll of its own (no marker) is the fallback for a lost wake-up: it reads.
-                trusted = self._marker is not None or woken
+                trusted = self._marker is not None or woken != _TIMED_OUT
             finally:
                 slot.pop(waiter, None)
                 if not slot and self._slots.get(task_id) is slot:
@@ -497,7 +507,7 @@ class ChangeNotifier:
         for waiter, due in slot.items():
             if due <= now:
                 if not waiter.done():
-                    waiter.set_result(False)
+                    waiter.set_result(_TIMED_OUT)
             elif due < earliest:
                 earliest = due
         if earliest != _NEVER:

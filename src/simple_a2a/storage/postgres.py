@@ -381,7 +381,7 @@ class PostgresEventLog(EventLog):
             await db.pool.execute(
                 f"DELETE FROM {db.s}.events WHERE task_id = $1 AND seq <= $2", task_id, seq - keep
             )
-        self._notifier.notify(task_id)
+        self._notifier.notify(task_id, seq)
         if self._fanout is not None:
             self._fanout.publish(task_id, seq)
 

@@ -298,7 +298,7 @@ class SQLiteEventLog(EventLog):
         epoch = self.recent.epoch(task_id)  # before the commit (``_recent``)
         (seq,) = await self._db.write(self.appending(task_id, [event]))
         self.recent.add(task_id, [seq], [event], epoch)
-        self._notifier.notify(task_id)
+        self._notifier.notify(task_id, seq)
         return seq
 
     def appending(
@@ -325,8 +325,8 @@ class SQLiteEventLog(EventLog):
 
         return run
 
-    def notify(self, task_id: str) -> None:
-        self._notifier.notify(task_id)
+    def notify(self, task_id: str, seq: int) -> None:
+        self._notifier.notify(task_id, seq)
 
     async def read(self, task_id: str, after: int, limit: int | None = None) -> list[LoggedEvent]:
         recent = self.recent.read(task_id, after, limit)
@@ -514,7 +514,7 @@ class SQLiteStorage(Storage):
         epoch = self._events.recent.epoch(task.id)  # before the commit (``_recent``)
         version, seq = await self._db.write(_Record(store, append))
         self._events.recent.add(task.id, [seq], [event], epoch)
-        self._events.notify(task.id)
+        self._events.notify(task.id, seq)
         return version, seq
 
     atomic_steps = True
@@ -538,7 +538,7 @@ class SQLiteStorage(Storage):
 
         seqs = await self._db.write(run)
         self._events.recent.add(steps[0].task.id, seqs, [step.event for step in steps], epoch)
-        self._events.notify(steps[0].task.id)
+        self._events.notify(steps[0].task.id, seqs[-1])
         return seqs
 
     async def close(self) -> None:
