@@ -7,7 +7,9 @@ KIND is ``ours``, ``ours-sqlite``, ``ours-postgres``, ``sdk``, ``ceiling``, ``fl
 - ``BENCH_INFO``: a file to write ``{"rss_before_kb", "rss_after_kb", "tasks"}`` to;
 - ``BENCH_LOOP`` (``asyncio``/``uvloop``) and ``BENCH_HTTP`` (``h11``/``httptools``): the same
   uvicorn settings for every KIND (1 worker, access log off);
-- ``NOTIMERS=1``: our lease keeper's loops do not start (``bench/instructions.py`` sets it).
+- ``NOTIMERS=1``: our lease keeper's loops do not start (``bench/instructions.py`` sets it);
+- ``TICK_S``: uvicorn's main loop ticks every ``TICK_S`` seconds instead of every 0.1 s, for every
+  KIND (``bench/instructions.py`` sets 2: see :func:`slow_ticks`).
 """
 
 from __future__ import annotations
@@ -56,12 +58,33 @@ def build(kind: str, tasks: int) -> tuple[Any, Any]:
     raise SystemExit(f"unknown server kind {kind!r}")
 
 
+def slow_ticks(period: float) -> None:
+    """uvicorn's ``Server.main_loop`` wakes every 0.1 s (``on_tick``: the date header once a
+    second, the exit check every tick), whatever the server serves. A stream of one chunk per
+    100 ms then has a tick beside every chunk, which a count of the chunk's work must not hold
+    (issue #36). Here it ticks every ``period`` seconds, the date header refreshed on each tick
+    (its counter steps by 10) and an exit seen within ``period``."""
+    import uvicorn.server
+
+    async def main_loop(self: uvicorn.server.Server) -> None:
+        counter = 0
+        should_exit = await self.on_tick(counter)
+        while not should_exit:
+            counter = (counter + 10) % 864000
+            await asyncio.sleep(period)
+            should_exit = await self.on_tick(counter)
+
+    uvicorn.server.Server.main_loop = main_loop  # type: ignore[method-assign]
+
+
 async def main(kind: str, port: int) -> None:
     import uvicorn
 
     from bench.sse_client import raise_open_files_limit
 
     raise_open_files_limit()  # bench/streams.py holds 10,000 streams open
+    if float(os.environ.get("TICK_S", "0")) > 0:
+        slow_ticks(float(os.environ["TICK_S"]))
     tasks = int(os.environ.get("BENCH_TASKS", "0"))
     app, populate = build(kind, tasks)
     gc.collect()
