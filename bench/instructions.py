@@ -26,6 +26,19 @@ lease keeper's timers are off (``NOTIMERS=1``, read by ``bench/serve.py``): unde
 would fire ~50x more often per request than in a real run. ``BENCH_PORT`` (default 8947).
 ``KEEP`` (a directory): keep each measured dump there as ``NAME-OP.callgrind`` (where the
 instructions go: ``callgrind_annotate --inclusive=yes FILE``).
+
+``OPS=SendStreamingMessage`` counts a stream instead (issue #36: CPU per streamed event against
+the bare SSE floor, ``sse-floor``): after ``STREAM_WARMUP`` (2) streams, one stream of each
+length in ``CHUNKS`` (``10,60``) of ``tokens N INTERVAL_MS`` (``100``: bench/agents.py's agent
+emits N small artifact chunks that far apart), each read to its end over its own connection and
+checked (well-formed SSE; the task first, N artifact updates, the completed status last), its
+count dumped ``SETTLE_MS`` (500) after the last frame. Per chunk = (I60 - I10) / 50: what a
+stream costs once (request, task, connection, end) cancels; "whole" = I60 / 60 spreads it over
+the chunks. Then ``IDLE_S`` (4) seconds of an idle server, per interval: what lands on a count
+that is no chunk's work, which should be ~0. For that the lease keeper is off and the work
+queue's idle poll waits an hour (``NOTIMERS``), and uvicorn's main loop (a tick every 0.1 s, so
+one beside every chunk) ticks every ``TICK_S`` seconds (default 3600; the server is killed once
+its counts are dumped, as it would see SIGINT only at its next tick).
 """
 
 from __future__ import annotations
@@ -132,7 +145,8 @@ def _under_callgrind(kind: str, src: Path, tmp: Path) -> Iterator[subprocess.Pop
         **os.environ,
         "PYTHONHASHSEED": "0",
         "NOTIMERS": "1",
-        "TICK_S": os.environ.get("TICK_S", "2"),
+        # uvicorn's tick once an hour: none lands in a count (bench/serve.py ``slow_ticks``)
+        "TICK_S": os.environ.get("TICK_S", "3600"),
         "PYTHONPATH": f"{src}:{HERE}",
         "BENCH_LOOP": os.environ.get("BENCH_LOOP", "uvloop"),
         "BENCH_HTTP": os.environ.get("BENCH_HTTP", "httptools"),
@@ -150,9 +164,12 @@ def _under_callgrind(kind: str, src: Path, tmp: Path) -> Iterator[subprocess.Pop
     finally:
         server.send_signal(signal.SIGINT)
         try:
-            server.wait(timeout=120)
+            # uvicorn sees the signal at its next tick (an hour away with the default TICK_S);
+            # every count was dumped already (``callgrind_control -d`` returns once written)
+            server.wait(timeout=5)
         except subprocess.TimeoutExpired:
             server.kill()
+            server.wait()
 
 
 def _control(option: str, server: subprocess.Popen[bytes]) -> None:
